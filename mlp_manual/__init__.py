@@ -1,0 +1,14 @@
+"""mlp-manual: a multilayer-perceptron trainer whose every gradient is written by hand."""
+
+from .errors import ConfigError, DataError, LayerError, MLPManualError, ModelFileError
+from .layers import (GELU, BatchNorm1d, Dropout, Identity, Layer, LayerNorm, LeakyReLU, Linear, ReLU,
+                     RMSNorm, Sigmoid, Softmax, Tanh)
+from .losses import bce_with_logits, mse, softmax_cross_entropy
+from .model import Model, build_model
+from .model_file import load_model, save_model
+
+__version__ = "0.1.0"
+__all__ = ["Layer", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Identity", "Softmax",
+           "Dropout", "LayerNorm", "RMSNorm", "BatchNorm1d", "Model", "build_model", "load_model",
+           "save_model", "softmax_cross_entropy", "bce_with_logits", "mse", "MLPManualError",
+           "ConfigError", "DataError", "LayerError", "ModelFileError"]

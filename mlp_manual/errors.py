@@ -1,0 +1,25 @@
+"""The project's own error types.
+
+The library raises these; only the command-line layer turns them into one-line messages.
+Every one is a ``ValueError`` so that callers who do not know our types still catch them.
+"""
+
+
+class MLPManualError(ValueError):
+    """Base class of every error mlp-manual raises for a mistake in its input."""
+
+
+class ConfigError(MLPManualError):
+    """A config file or ``--set`` override is malformed, unknown or out of range."""
+
+
+class DataError(MLPManualError):
+    """A dataset is missing, malformed, or does not fit the model or the loss."""
+
+
+class ModelFileError(MLPManualError):
+    """A model or checkpoint file is not ours, is damaged, or belongs to another model."""
+
+
+class LayerError(MLPManualError):
+    """A layer was used against its contract (backward before forward, wrong input width)."""

@@ -1,0 +1,146 @@
+"""Elementwise activations and the standalone softmax: parameterless layers.
+
+N = batch size, D = features (unchanged by every layer here).
+"""
+
+import numpy as np
+
+from .base import Layer
+
+
+class Identity(Layer):
+    """out = x."""
+
+    def __init__(self):
+        super().__init__()
+        self.ran = None
+
+    def forward(self, x):
+        self.ran = True
+        return x
+
+    def backward(self, dout):
+        self.saved(self.ran)
+        # fwd: out = x  =>  dx = dout
+        return dout
+
+
+class ReLU(Layer):
+    """out = max(x, 0). At x == 0 the subgradient 0 is used."""
+
+    def __init__(self):
+        super().__init__()
+        self.x = None
+
+    def forward(self, x):
+        self.x = x  # (N, D), its sign gates the gradient
+        return np.maximum(x, 0)
+
+    def backward(self, dout):
+        x = self.saved(self.x)
+        # fwd: out = max(x, 0)  =>  dx = dout * (x > 0)
+        return dout * (x > 0)
+
+
+class LeakyReLU(Layer):
+    """out = x where x > 0, slope * x elsewhere."""
+
+    def __init__(self, slope: float = 0.01):
+        super().__init__()
+        self.slope = float(slope)
+        self.x = None
+
+    def forward(self, x):
+        self.x = x  # (N, D)
+        return np.where(x > 0, x, x * x.dtype.type(self.slope))
+
+    def backward(self, dout):
+        x = self.saved(self.x)
+        # fwd: out = where(x > 0, x, slope * x)  =>  dx = dout * where(x > 0, 1, slope)
+        return np.where(x > 0, dout, dout * dout.dtype.type(self.slope))
+
+    def config(self):
+        return {"slope": self.slope}
+
+
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """Logistic function without overflow: exp is only ever taken of -|x|."""
+    e = np.exp(-np.abs(x))  # (N, D), in (0, 1]
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+class Sigmoid(Layer):
+    """out = 1 / (1 + exp(-x)), stable for large |x|."""
+
+    def __init__(self):
+        super().__init__()
+        self.out = None
+
+    def forward(self, x):
+        self.out = sigmoid(x)  # (N, D), the derivative is written in terms of it
+        return self.out
+
+    def backward(self, dout):
+        s = self.saved(self.out)
+        # fwd: s = sigmoid(x)  =>  dx = dout * s * (1 - s)
+        return dout * s * (1 - s)
+
+
+class Tanh(Layer):
+    """out = tanh(x)."""
+
+    def __init__(self):
+        super().__init__()
+        self.out = None
+
+    def forward(self, x):
+        self.out = np.tanh(x)  # (N, D)
+        return self.out
+
+    def backward(self, dout):
+        t = self.saved(self.out)
+        # fwd: t = tanh(x)  =>  dx = dout * (1 - t**2)
+        return dout * (1 - t * t)
+
+
+class GELU(Layer):
+    """GELU, tanh approximation: out = 0.5 x (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2/pi)."""
+
+    K = np.sqrt(2.0 / np.pi)
+    C = 0.044715
+
+    def __init__(self):
+        super().__init__()
+        self.x = self.t = None
+
+    def forward(self, x):
+        k, c = x.dtype.type(self.K), x.dtype.type(self.C)
+        self.x = x  # (N, D)
+        self.t = np.tanh(k * (x + c * x ** 3))  # (N, D)
+        return 0.5 * x * (1 + self.t)
+
+    def backward(self, dout):
+        x, t = self.saved(self.x), self.saved(self.t)
+        k, c = x.dtype.type(self.K), x.dtype.type(self.C)
+        # fwd: out = 0.5 x (1 + t), t = tanh(u), u = k (x + c x^3)
+        #  =>  dx = dout * (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2))
+        return dout * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x))
+
+
+class Softmax(Layer):
+    """Row-wise softmax as a layer (for a probability output; training with
+    cross-entropy should use the fused ``softmax_cross_entropy`` loss instead)."""
+
+    def __init__(self):
+        super().__init__()
+        self.s = None
+
+    def forward(self, x):
+        e = np.exp(x - x.max(axis=1, keepdims=True))  # (N, D), shifted so exp cannot overflow
+        self.s = e / e.sum(axis=1, keepdims=True)  # (N, D)
+        return self.s
+
+    def backward(self, dout):
+        s = self.saved(self.s)
+        # fwd: s = exp(x) / sum(exp(x))  =>  dx = J^T dout = s * (dout - sum(dout * s))
+        return s * (dout - (dout * s).sum(axis=1, keepdims=True))

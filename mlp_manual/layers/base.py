@@ -1,0 +1,69 @@
+"""The layer contract every layer follows, built-in or written by a user.
+
+A layer has:
+- ``forward(x) -> out``: computes the output and caches what backward needs;
+- ``backward(dout) -> dx``: writes the gradient of every parameter into ``self.grads``
+  (same keys as ``self.params``) and returns the gradient with respect to its input;
+- ``params`` / ``grads``: dicts of arrays with identical keys (empty without parameters);
+- ``buffers``: arrays that are state but not trained (BatchNorm's running statistics);
+- ``training``: switched by ``train()`` / ``eval()`` for layers that behave differently.
+
+N = batch size, D = input features, H = output features.
+"""
+
+import numpy as np
+
+from ..errors import LayerError
+
+
+class Layer:
+    """Base class: holds the dicts, the mode switch, and the backward-before-forward guard."""
+
+    def __init__(self):
+        self.params: dict[str, np.ndarray] = {}
+        self.grads: dict[str, np.ndarray] = {}
+        self.buffers: dict[str, np.ndarray] = {}
+        self.training = True
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def backward(self, dout: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def train(self, mode: bool = True) -> "Layer":
+        """Switch to training mode (or evaluation mode with ``mode=False``)."""
+        self.training = mode
+        return self
+
+    def eval(self) -> "Layer":
+        """Switch to evaluation mode."""
+        return self.train(False)
+
+    def config(self) -> dict:
+        """The constructor arguments that rebuild this layer (JSON types only)."""
+        return {}
+
+    def output_width(self, width: int) -> int:
+        """Output features for ``width`` input features (unchanged unless overridden)."""
+        return width
+
+    def saved(self, value):
+        """Return a forward-pass cache entry, or raise if forward has not run."""
+        if value is None:
+            raise LayerError(f"{type(self).__name__}.backward called before forward")
+        return value
+
+    def _grads_like_params(self) -> None:
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
+
+    def astype(self, dtype) -> "Layer":
+        """Cast parameters, gradients and buffers to ``dtype`` in place of the old arrays."""
+        for d in (self.params, self.grads, self.buffers):
+            for k in d:
+                d[k] = d[k].astype(dtype)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.config().items())
+        return f"{type(self).__name__}({args})"

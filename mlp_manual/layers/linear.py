@@ -1,0 +1,56 @@
+"""Fully connected layer: out = x @ W + b.
+
+N = batch size, D = input features (in_features), H = output features (out_features).
+"""
+
+import numpy as np
+
+from ..errors import LayerError
+from ..init import INITIALIZERS, ALIASES, init_weight, init_names
+from .base import Layer
+
+
+class Linear(Layer):
+    """Affine map ``out = x @ W + b``.
+
+    Inputs: in_features D, out_features H, rng (weights are drawn from it), init (one of
+    ``mlp_manual.init.init_names()``), bias (add ``b``), dtype.
+    Params: W (D, H), b (H,) initialised to zero.
+    """
+
+    def __init__(self, in_features: int, out_features: int, *, rng: np.random.Generator,
+                 init: str = "he_uniform", bias: bool = True, dtype=np.float32):
+        super().__init__()
+        if init not in INITIALIZERS and init not in ALIASES:
+            raise LayerError(f"unknown init {init!r}; choose one of: {', '.join(init_names())}")
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.init, self.bias = init, bias
+        self.params["W"] = init_weight(init, rng, self.in_features, self.out_features).astype(dtype)  # (D, H)
+        if bias:
+            self.params["b"] = np.zeros(self.out_features, dtype=dtype)  # (H,)
+        self._grads_like_params()
+        self.x = None
+
+    def forward(self, x):
+        if x.ndim != 2 or x.shape[1] != self.in_features:
+            raise LayerError(f"Linear expects input of shape (N, {self.in_features}), got {x.shape}")
+        self.x = x  # (N, D), needed for dW
+        out = x @ self.params["W"]  # (N, H)
+        if self.bias:
+            out += self.params["b"]
+        return out
+
+    def backward(self, dout):
+        x = self.saved(self.x)
+        # fwd: out = x @ W + b  =>  dW = x.T @ dout, db = dout.sum(0), dx = dout @ W.T
+        self.grads["W"] = x.T @ dout  # (D, H)
+        if self.bias:
+            self.grads["b"] = dout.sum(axis=0)  # (H,)
+        return dout @ self.params["W"].T  # (N, D)
+
+    def output_width(self, width):
+        return self.out_features
+
+    def config(self):
+        return {"in_features": self.in_features, "out_features": self.out_features,
+                "init": self.init, "bias": self.bias}

@@ -1,0 +1,135 @@
+"""Normalisation layers: LayerNorm and RMSNorm (per row), BatchNorm1d (per column).
+
+N = batch size, D = features.
+"""
+
+import numpy as np
+
+from ..errors import LayerError
+from .base import Layer
+
+
+class LayerNorm(Layer):
+    """Normalise each row to zero mean and unit variance, then scale and shift.
+
+    out = gamma * (x - mean) / sqrt(var + eps) + beta, statistics over the D features of a row.
+    Params: gamma (D,) = 1, beta (D,) = 0.
+    """
+
+    def __init__(self, features: int, eps: float = 1e-5, dtype=np.float32):
+        super().__init__()
+        self.features, self.eps = int(features), float(eps)
+        self.params["gamma"] = np.ones(self.features, dtype=dtype)  # (D,)
+        self.params["beta"] = np.zeros(self.features, dtype=dtype)  # (D,)
+        self._grads_like_params()
+        self.xhat = self.rstd = None
+
+    def forward(self, x):
+        mean = x.mean(axis=1, keepdims=True)  # (N, 1)
+        var = x.var(axis=1, keepdims=True)  # (N, 1), biased
+        self.rstd = 1 / np.sqrt(var + x.dtype.type(self.eps))  # (N, 1)
+        self.xhat = (x - mean) * self.rstd  # (N, D)
+        return self.params["gamma"] * self.xhat + self.params["beta"]
+
+    def backward(self, dout):
+        xhat, rstd = self.saved(self.xhat), self.saved(self.rstd)
+        # fwd: out = gamma * xhat + beta  =>  dgamma = sum_N(dout * xhat), dbeta = sum_N(dout)
+        self.grads["gamma"] = (dout * xhat).sum(axis=0)  # (D,)
+        self.grads["beta"] = dout.sum(axis=0)  # (D,)
+        dxhat = dout * self.params["gamma"]  # (N, D)
+        # fwd: xhat = (x - mean(x)) * rstd(x)
+        #  =>  dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), means over D
+        return rstd * (dxhat - dxhat.mean(axis=1, keepdims=True)
+                       - xhat * (dxhat * xhat).mean(axis=1, keepdims=True))
+
+    def config(self):
+        return {"features": self.features, "eps": self.eps}
+
+
+class RMSNorm(Layer):
+    """Divide each row by its root mean square, then scale: out = gamma * x / sqrt(mean(x^2) + eps).
+
+    Params: gamma (D,) = 1.
+    """
+
+    def __init__(self, features: int, eps: float = 1e-6, dtype=np.float32):
+        super().__init__()
+        self.features, self.eps = int(features), float(eps)
+        self.params["gamma"] = np.ones(self.features, dtype=dtype)  # (D,)
+        self._grads_like_params()
+        self.xhat = self.rrms = None
+
+    def forward(self, x):
+        self.rrms = 1 / np.sqrt((x * x).mean(axis=1, keepdims=True) + x.dtype.type(self.eps))  # (N, 1)
+        self.xhat = x * self.rrms  # (N, D)
+        return self.params["gamma"] * self.xhat
+
+    def backward(self, dout):
+        xhat, rrms = self.saved(self.xhat), self.saved(self.rrms)
+        # fwd: out = gamma * xhat  =>  dgamma = sum_N(dout * xhat)
+        self.grads["gamma"] = (dout * xhat).sum(axis=0)  # (D,)
+        dxhat = dout * self.params["gamma"]  # (N, D)
+        # fwd: xhat = x * rrms(x), rrms = mean(x^2)^(-1/2)
+        #  =>  dx = rrms * (dxhat - xhat * mean(dxhat * xhat)), mean over D
+        return rrms * (dxhat - xhat * (dxhat * xhat).mean(axis=1, keepdims=True))
+
+    def config(self):
+        return {"features": self.features, "eps": self.eps}
+
+
+class BatchNorm1d(Layer):
+    """Normalise each feature over the batch in training, with running statistics in eval.
+
+    Training: out = gamma * (x - mean_N) / sqrt(var_N + eps) + beta, and
+    running = (1 - momentum) * running + momentum * batch statistic (unbiased variance).
+    Eval: the running statistics replace the batch ones.
+    Params: gamma (D,) = 1, beta (D,) = 0. Buffers: running_mean (D,) = 0, running_var (D,) = 1.
+    """
+
+    def __init__(self, features: int, momentum: float = 0.1, eps: float = 1e-5, dtype=np.float32):
+        super().__init__()
+        if not 0.0 <= momentum <= 1.0:
+            raise LayerError(f"batchnorm momentum must be in [0, 1], got {momentum}")
+        self.features, self.momentum, self.eps = int(features), float(momentum), float(eps)
+        self.params["gamma"] = np.ones(self.features, dtype=dtype)  # (D,)
+        self.params["beta"] = np.zeros(self.features, dtype=dtype)  # (D,)
+        self._grads_like_params()
+        self.buffers["running_mean"] = np.zeros(self.features, dtype=dtype)  # (D,)
+        self.buffers["running_var"] = np.ones(self.features, dtype=dtype)  # (D,)
+        self.xhat = self.rstd = None
+        self.batch_stats = None
+
+    def forward(self, x):
+        eps = x.dtype.type(self.eps)
+        if self.training:
+            n = x.shape[0]
+            if n < 2:
+                raise LayerError("BatchNorm1d needs at least 2 rows per batch in training mode")
+            mean = x.mean(axis=0)  # (D,)
+            var = x.var(axis=0)  # (D,), biased: the one that normalises
+            m = x.dtype.type(self.momentum)
+            rm, rv = self.buffers["running_mean"], self.buffers["running_var"]
+            self.buffers["running_mean"] = (1 - m) * rm + m * mean
+            self.buffers["running_var"] = (1 - m) * rv + m * var * x.dtype.type(n / (n - 1))
+        else:
+            mean, var = self.buffers["running_mean"], self.buffers["running_var"]
+        self.batch_stats = self.training
+        self.rstd = 1 / np.sqrt(var + eps)  # (D,)
+        self.xhat = (x - mean) * self.rstd  # (N, D)
+        return self.params["gamma"] * self.xhat + self.params["beta"]
+
+    def backward(self, dout):
+        xhat, rstd = self.saved(self.xhat), self.saved(self.rstd)
+        # fwd: out = gamma * xhat + beta  =>  dgamma = sum_N(dout * xhat), dbeta = sum_N(dout)
+        self.grads["gamma"] = (dout * xhat).sum(axis=0)  # (D,)
+        self.grads["beta"] = dout.sum(axis=0)  # (D,)
+        dxhat = dout * self.params["gamma"]  # (N, D)
+        if not self.batch_stats:
+            # fwd (eval): xhat = (x - running_mean) * rstd  =>  dx = dxhat * rstd
+            return dxhat * rstd
+        # fwd (train): xhat = (x - mean_N(x)) * rstd_N(x)
+        #  =>  dx = rstd * (dxhat - mean_N(dxhat) - xhat * mean_N(dxhat * xhat))
+        return rstd * (dxhat - dxhat.mean(axis=0) - xhat * (dxhat * xhat).mean(axis=0))
+
+    def config(self):
+        return {"features": self.features, "momentum": self.momentum, "eps": self.eps}

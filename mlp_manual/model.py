@@ -1,0 +1,167 @@
+"""A sequential model: a list of layers, run forward in order and backward in reverse.
+
+N = batch size, D = input features, K = output units.
+"""
+
+import inspect
+
+import numpy as np
+
+from .errors import ConfigError, LayerError
+from .layers import LAYER_TYPES, TYPE_NAMES, Layer, Linear
+
+
+class Model:
+    """Layers applied in sequence.
+
+    Inputs: layers, a list of objects following the layer contract.
+    """
+
+    def __init__(self, layers: list[Layer]):
+        self.layers = list(layers)
+
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        """x (N, D) -> output (N, K)."""
+        for layer in self.layers:
+            x = layer.forward(x)
+        return x
+
+    def backward(self, dout: np.ndarray) -> np.ndarray:
+        """Seed with dloss/doutput (N, K); fills every layer's grads; returns dloss/dx (N, D)."""
+        # go in the reverse order of the forward pass
+        for layer in reversed(self.layers):
+            dout = layer.backward(dout)
+        return dout
+
+    def train(self, mode: bool = True) -> "Model":
+        """Put every layer in training mode (or evaluation mode with ``mode=False``)."""
+        for layer in self.layers:
+            layer.train(mode)
+        return self
+
+    def eval(self) -> "Model":
+        """Put every layer in evaluation mode."""
+        return self.train(False)
+
+    def named_params(self):
+        """Yield (name, params dict, grads dict, key) for every parameter tensor,
+        named ``layers.<index>.<key>`` as in saved models and optimizer state."""
+        for i, layer in enumerate(self.layers):
+            for k in layer.params:
+                yield f"layers.{i}.{k}", layer.params, layer.grads, k
+
+    def state(self) -> dict[str, np.ndarray]:
+        """Every parameter and buffer by name (the arrays themselves, not copies)."""
+        out = {}
+        for i, layer in enumerate(self.layers):
+            for d in (layer.params, layer.buffers):
+                out.update({f"layers.{i}.{k}": v for k, v in d.items()})
+        return out
+
+    def load_state(self, arrays: dict[str, np.ndarray]) -> None:
+        """Copy arrays named as in ``state()`` into the model's own arrays."""
+        for i, layer in enumerate(self.layers):
+            for d in (layer.params, layer.buffers):
+                for k in d:
+                    d[k] = np.array(arrays[f"layers.{i}.{k}"], dtype=d[k].dtype)
+
+    @property
+    def n_params(self) -> int:
+        """Number of trainable scalars."""
+        return sum(p[k].size for _, p, _, k in self.named_params())
+
+    @property
+    def dtype(self):
+        for _, p, _, k in self.named_params():
+            return p[k].dtype
+        return np.dtype(np.float32)
+
+    def astype(self, dtype) -> "Model":
+        """Cast every parameter, gradient and buffer to ``dtype``."""
+        for layer in self.layers:
+            layer.astype(dtype)
+        return self
+
+    def input_width(self) -> int | None:
+        """Input features expected by the first layer that fixes them, if any."""
+        for layer in self.layers:
+            if isinstance(layer, Linear):
+                return layer.in_features
+            if hasattr(layer, "features"):
+                return layer.features
+        return None
+
+    def output_width(self, width: int) -> int:
+        """Output units for ``width`` input features."""
+        for layer in self.layers:
+            width = layer.output_width(width)
+        return width
+
+    def summary(self, input_width: int) -> str:
+        """A table: layer, output shape, parameters; then the total."""
+        rows = [("layer", "output shape", "params")]
+        width = input_width
+        for i, layer in enumerate(self.layers):
+            width = layer.output_width(width)
+            n = sum(v.size for v in layer.params.values())
+            rows.append((f"{i}: {layer!r}", f"(N, {width})", f"{n:,}"))
+        w0, w1 = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows)
+        lines = [f"{a:<{w0}}  {b:<{w1}}  {c:>10}" for a, b, c in rows]
+        lines.insert(1, "-" * len(lines[0]))
+        lines.append(f"total trainable parameters: {self.n_params:,}")
+        return "\n".join(lines)
+
+    def spec(self) -> list[dict]:
+        """JSON description of the layers: enough to rebuild the model without its weights."""
+        return [{"type": TYPE_NAMES.get(type(layer), type(layer).__name__), **layer.config()}
+                for layer in self.layers]
+
+    def __repr__(self) -> str:
+        inner = "".join(f"\n  ({i}): {layer!r}" for i, layer in enumerate(self.layers))
+        return f"Model({inner}\n)"
+
+
+def make_layer(type_name: str, kwargs: dict, rng: np.random.Generator, dtype) -> Layer:
+    """Construct a built-in layer by config name, handing it rng and dtype if it takes them."""
+    cls = LAYER_TYPES[type_name]
+    accepted = inspect.signature(cls).parameters
+    extra = {k: v for k, v in (("rng", rng), ("dtype", dtype)) if k in accepted}
+    return cls(**kwargs, **extra)
+
+
+def layer_options(type_name: str) -> list[str]:
+    """Config keys a layer type accepts (widths are inferred, so they are not listed)."""
+    if type_name == "linear":
+        return ["units", "init", "bias"]
+    params = inspect.signature(LAYER_TYPES[type_name]).parameters
+    return [k for k in params if k not in ("rng", "dtype", "features")]
+
+
+def build_model(layer_specs: list[dict], input_width: int, output_width: int,
+                rng: np.random.Generator, dtype=np.float32, init: str = "he_uniform") -> Model:
+    """Build a model from config layer specs such as ``{"type": "linear", "units": 8}``.
+
+    Widths are inferred: a Linear takes the current width as input; the last Linear may
+    omit ``units`` to get ``output_width``; normalisation layers take the current width.
+    """
+    last_linear = max((i for i, s in enumerate(layer_specs) if s["type"] == "linear"), default=None)
+    layers, width = [], input_width
+    for i, spec in enumerate(layer_specs):
+        kwargs = {k: v for k, v in spec.items() if k != "type"}
+        t = spec["type"]
+        if t == "linear":
+            units = kwargs.pop("units", None)
+            if units is None:
+                if i != last_linear:
+                    raise ConfigError(f"model.layers[{i}]: linear needs 'units' (only the last linear may omit it)")
+                units = output_width
+            kwargs = {"in_features": width, "out_features": units, "init": kwargs.pop("init", init), **kwargs}
+        elif "features" in inspect.signature(LAYER_TYPES[t]).parameters:
+            kwargs["features"] = width
+        try:
+            layer = make_layer(t, kwargs, rng, dtype)
+        except LayerError as e:
+            raise ConfigError(f"model.layers[{i}] ({t}): {e}") from None
+        layers.append(layer)
+        width = layer.output_width(width)
+    return Model(layers)

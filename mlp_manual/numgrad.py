@@ -1,0 +1,44 @@
+"""Central finite differences, the reference every hand-written backward is checked against."""
+
+from collections.abc import Callable
+
+import numpy as np
+
+
+def numerical_gradient(f: Callable[[], np.ndarray | float], x: np.ndarray, g: np.ndarray | float = 1.0,
+                       eps: float = 1e-5, indices=None) -> np.ndarray:
+    """Gradient of the scalar sum(f() * g) with respect to ``x``, by central differences.
+
+    ``x`` is perturbed in place and restored. The two outputs are subtracted before they are
+    weighted and summed, so entries that a perturbation does not reach contribute exactly 0
+    instead of rounding error.
+    Inputs: f, a function of no arguments that reads ``x`` and returns an array (or a float);
+    x, a C-contiguous float64 array; g, the upstream gradient, shaped like f's output;
+    indices, the flat positions to perturb (all when None).
+    Returns: an array shaped like ``x``; positions not perturbed hold 0.
+    """
+    if not x.flags.c_contiguous:
+        raise ValueError("numerical_gradient perturbs x in place: x must be C-contiguous")
+    grad = np.zeros_like(x)
+    flat, gflat = x.reshape(-1), grad.reshape(-1)
+    for i in range(flat.size) if indices is None else indices:
+        old = flat[i]
+        flat[i] = old + eps
+        f_plus = np.array(f(), dtype=np.float64)
+        flat[i] = old - eps
+        f_minus = np.array(f(), dtype=np.float64)
+        flat[i] = old
+        gflat[i] = np.sum((f_plus - f_minus) * g) / (2 * eps)
+    return grad
+
+
+def relative_error(analytic: np.ndarray, numeric: np.ndarray, floor: float | None = None) -> np.ndarray:
+    """Elementwise |a - n| / max(|a| + |n|, floor).
+
+    The floor keeps entries whose true gradient is near 0 from turning rounding noise
+    (about 1e-11 absolute for eps = 1e-5 in float64) into a large ratio. By default it is
+    1e-3 of the tensor's largest numerical gradient, so it follows the tensor's own scale.
+    """
+    if floor is None:
+        floor = 1e-3 * max(float(np.abs(numeric).max(initial=0.0)), 1e-12)
+    return np.abs(analytic - numeric) / np.maximum(np.abs(analytic) + np.abs(numeric), floor)

@@ -1,0 +1,37 @@
+import numpy as np
+import pytest
+
+from mlp_manual.numgrad import numerical_gradient, relative_error
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)
+
+
+def check_layer_gradients(layer, x, rng, tol=1e-7):
+    """Float64 central differences of sum(layer(x) * g) against layer.backward(g), for dx and
+    every parameter, with a random upstream gradient g. Restores random generators before
+    each forward so that stochastic layers see one fixed mask."""
+    rng_state = getattr(layer, "rng", None) and layer.rng.bit_generator.state
+
+    def forward():
+        if rng_state:
+            layer.rng.bit_generator.state = rng_state
+        return layer.forward(x)
+
+    out = forward()
+    g = rng.normal(size=out.shape)
+    forward()
+    dx = layer.backward(g.copy())
+    grads = {k: v.copy() for k, v in layer.grads.items()}
+
+    def f():
+        return forward().copy()
+
+    errors = {"dx": relative_error(dx, numerical_gradient(f, x, g)).max()}
+    for k, p in layer.params.items():
+        errors[k] = relative_error(grads[k], numerical_gradient(f, p, g)).max()
+    for name, err in errors.items():
+        assert err < tol, f"{layer!r}: {name} relative error {err:.2e}"
+    return errors
