@@ -37,8 +37,8 @@ def relative_error(analytic: np.ndarray, numeric: np.ndarray, floor: float | Non
 
     The floor keeps entries whose true gradient is near 0 from turning rounding noise
     (about 1e-11 absolute for eps = 1e-5 in float64) into a large ratio. By default it is
-    1e-3 of the tensor's largest numerical gradient, so it follows the tensor's own scale.
+    1e-2 of the tensor's largest numerical gradient, so it follows the tensor's own scale.
     """
     if floor is None:
-        floor = 1e-3 * max(float(np.abs(numeric).max(initial=0.0)), 1e-12)
+        floor = 1e-2 * max(float(np.abs(numeric).max(initial=0.0)), 1e-12)
     return np.abs(analytic - numeric) / np.maximum(np.abs(analytic) + np.abs(numeric), floor)
