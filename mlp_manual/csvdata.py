@@ -1,0 +1,73 @@
+"""Reading a user's CSV file into features and targets, with errors that name the line."""
+
+import csv
+import os
+
+import numpy as np
+
+from .errors import DataError
+
+
+def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = True, delimiter: str = ",",
+             task: str = "classification"):
+    """Read a numeric CSV; one column is the target.
+
+    Inputs: target, a column index (negative counts from the end) or, with a header, a name;
+    task, "classification" (integer labels 0..C-1, or text labels mapped to 0..C-1 in sorted
+    order) or "regression" (numbers).
+    Returns: X (N, D) float64, y ((N,) int64 or (N, 1) float64), class names or None.
+    """
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = [(i + 1, r) for i, r in enumerate(csv.reader(f, delimiter=delimiter)) if r and any(c.strip() for c in r)]
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such data file") from None
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise DataError(f"{path}: cannot read the CSV ({e})") from None
+    names = None
+    if header and rows:
+        names = [c.strip() for c in rows[0][1]]
+        rows = rows[1:]
+    if not rows:
+        raise DataError(f"{path}: no data rows")
+    width = len(names) if names else len(rows[0][1])
+    for line, r in rows:
+        if len(r) != width:
+            raise DataError(f"{path}: line {line} has {len(r)} columns, expected {width}")
+    if width < 2:
+        raise DataError(f"{path}: needs at least 2 columns (features and a target), found {width}")
+    if isinstance(target, str):
+        if names is None:
+            raise DataError(f"{path}: target {target!r} is a column name, but header is false")
+        if target not in names:
+            raise DataError(f"{path}: no column named {target!r}; columns: {', '.join(names)}")
+        t = names.index(target)
+    else:
+        if not -width <= target < width:
+            raise DataError(f"{path}: target column {target} is out of range for {width} columns")
+        t = target % width
+    X = np.empty((len(rows), width - 1))
+    for i, (line, r) in enumerate(rows):
+        for j, cell in enumerate(c for k, c in enumerate(r) if k != t):
+            try:
+                X[i, j] = float(cell)
+            except ValueError:
+                hint = " (is the first row a header? set data.header: true)" if i == 0 and not header else ""
+                raise DataError(f"{path}: line {line}, column {j + (j >= t) + 1}: {cell.strip()!r} is not a number{hint}") from None
+    labels = [r[t].strip() for _, r in rows]
+    if task == "regression":
+        try:
+            return X, np.array([float(v) for v in labels]).reshape(-1, 1), None
+        except ValueError:
+            raise DataError(f"{path}: the target column holds non-numbers, but data.task is regression") from None
+    try:
+        numeric = np.array([float(v) for v in labels])
+    except ValueError:
+        classes = sorted(set(labels))
+        return X, np.array([classes.index(v) for v in labels], dtype=np.int64), classes
+    bad = np.flatnonzero((numeric != np.round(numeric)) | (numeric < 0) | ~np.isfinite(numeric))
+    if bad.size:
+        line = rows[bad[0]][0]
+        raise DataError(f"{path}: line {line}: class label {labels[bad[0]]!r} is not an integer >= 0 "
+                        "(use data.task: regression for numeric targets)")
+    return X, numeric.astype(np.int64), None

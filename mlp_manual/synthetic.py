@@ -1,0 +1,63 @@
+"""Small datasets generated from a seed: no files, no download.
+
+Each generator returns X (N, D) float64 and y: (N,) int64 class labels, or (N, 1) float64
+targets for the sine regression. N = samples, D = 2 features (1 for sine).
+"""
+
+import numpy as np
+
+
+def xor(rng: np.random.Generator, copies: int = 1, noise: float = 0.0):
+    """The four XOR points, repeated ``copies`` times with Gaussian ``noise`` added to the copies
+    after the first (the first copy is always the four exact points)."""
+    corners = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])
+    labels = np.array([0, 1, 1, 0])
+    X = np.tile(corners, (copies, 1))  # (4 * copies, 2)
+    X[4:] += rng.normal(0.0, noise, size=X[4:].shape)
+    return X, np.tile(labels, copies)
+
+
+def moons(rng: np.random.Generator, n: int = 300, noise: float = 0.1):
+    """Two interleaving half circles."""
+    n0 = n // 2
+    t0 = rng.uniform(0, np.pi, n0)
+    t1 = rng.uniform(0, np.pi, n - n0)
+    X = np.concatenate([np.stack([np.cos(t0), np.sin(t0)], 1),
+                        np.stack([1 - np.cos(t1), 0.5 - np.sin(t1)], 1)])  # (N, 2)
+    X += rng.normal(0.0, noise, size=X.shape)
+    return X, np.repeat([0, 1], [n0, n - n0])
+
+
+def circles(rng: np.random.Generator, n: int = 300, noise: float = 0.1, factor: float = 0.5):
+    """A circle inside a larger circle; the inner one has radius ``factor``."""
+    n0 = n // 2
+    t = rng.uniform(0, 2 * np.pi, n)
+    r = np.where(np.arange(n) < n0, 1.0, factor)
+    X = np.stack([r * np.cos(t), r * np.sin(t)], 1) + rng.normal(0.0, noise, size=(n, 2))  # (N, 2)
+    return X, (np.arange(n) >= n0).astype(np.int64)
+
+
+def spirals(rng: np.random.Generator, n: int = 300, noise: float = 0.1, arms: int = 3):
+    """``arms`` interleaved spiral arms, one class each (the CS231n toy problem)."""
+    per = [n // arms + (i < n % arms) for i in range(arms)]
+    X, y = [], []
+    for k, m in enumerate(per):
+        r = np.linspace(0.05, 1.0, m)
+        t = np.linspace(k * 2 * np.pi / arms, k * 2 * np.pi / arms + 4.0, m) + rng.normal(0, noise, m)
+        X.append(np.stack([r * np.sin(t), r * np.cos(t)], 1))
+        y.append(np.full(m, k))
+    return np.concatenate(X), np.concatenate(y)
+
+
+def blobs(rng: np.random.Generator, n: int = 300, noise: float = 0.1, centers: int = 3):
+    """Gaussian blobs around ``centers`` points on a circle of radius 2; ``noise`` scales the spread."""
+    angles = 2 * np.pi * np.arange(centers) / centers
+    means = 2 * np.stack([np.cos(angles), np.sin(angles)], 1)  # (centers, 2)
+    y = np.arange(n) % centers
+    return means[y] + rng.normal(0.0, 1.0, size=(n, 2)) * max(noise, 1e-3) * 5, y
+
+
+def sine(rng: np.random.Generator, n: int = 300, noise: float = 0.1):
+    """y = sin(x) + noise for x uniform in [-pi, pi]: a one-feature regression."""
+    x = rng.uniform(-np.pi, np.pi, size=(n, 1))
+    return x, np.sin(x) + rng.normal(0.0, noise, size=(n, 1))
