@@ -8,6 +8,7 @@ as in ``--set optimizer.lr=0.05``.
 import dataclasses
 import difflib
 import os
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -125,6 +126,9 @@ def _type_name(tp) -> str:
             tuple: "a list"}.get(tp, getattr(tp, "__name__", str(tp)))
 
 
+_SCIENTIFIC = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
 def _coerce(value, tp, key: str, source: str):
     """Check ``value`` against the annotation ``tp``; return it in canonical form."""
     origin = typing.get_origin(tp)
@@ -142,6 +146,8 @@ def _coerce(value, tp, key: str, source: str):
         raise ConfigError(f"{source}: {key} must be {_type_name(tp)}, got {value!r}")
     if dataclasses.is_dataclass(tp):
         return _build(tp, value, key, source)
+    if tp is float and isinstance(value, str) and _SCIENTIFIC.fullmatch(value.strip()):
+        value = float(value)  # YAML 1.1 reads 1e-3 (no dot) as a string
     ok = {bool: isinstance(value, bool),
           int: isinstance(value, int) and not isinstance(value, bool),
           float: isinstance(value, (int, float)) and not isinstance(value, bool),
@@ -275,10 +281,13 @@ def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config must be a mapping of sections, got {type(raw).__name__}")
     raw = yaml.safe_load(yaml.safe_dump(raw))  # a deep copy that overrides can change
+    if not overrides:
+        return _build(Config, raw, "", source)
+    _build(Config, raw, "", source)  # errors in the file are reported against the file
     for text in overrides:
         path, value = parse_override(text)
         _apply_override(raw, path, value, text)
-    return _build(Config, raw, "", source)
+    return _build(Config, raw, "", f"{source} with --set {' '.join(overrides)}")
 
 
 def load_config(path: str | os.PathLike, overrides=()) -> Config:
