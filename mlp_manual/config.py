@@ -99,6 +99,17 @@ class TrainingConfig:
     batch_size: int = _opt(32, **positive)
     shuffle: bool = True
     early_stopping: EarlyStoppingConfig = EarlyStoppingConfig()
+    checkpoint_every: int = _opt(1, **non_negative)  # epochs between checkpoints; 0 turns them off
+
+
+@dataclass(frozen=True)
+class DiagnosticsConfig:
+    enabled: bool = False
+    every: int = _opt(0, **non_negative)  # steps between records; 0 means once per epoch
+    vanishing: float = _opt(1e-7, **positive)  # grad norm / weight norm below this is VANISHING
+    explode_factor: float = _opt(10.0, check=lambda v: v > 1, must="be > 1")  # jump over the running median
+    max_grad_norm: float | None = _opt(None, **positive)  # a grad norm above this is EXPLODING
+    dead_fraction: float = _opt(0.5, check=lambda v: 0 < v <= 1, must="be in (0, 1]")
 
 
 @dataclass(frozen=True)
@@ -112,6 +123,7 @@ class Config:
     optimizer: OptimizerConfig = OptimizerConfig()
     schedule: ScheduleConfig = ScheduleConfig()
     training: TrainingConfig = TrainingConfig()
+    diagnostics: DiagnosticsConfig = DiagnosticsConfig()
 
 
 def _suggest(word: str, options, prefix: str = "") -> str:
