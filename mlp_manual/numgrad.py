@@ -1,8 +1,28 @@
-"""Central finite differences, the reference every hand-written backward is checked against."""
+"""Finite differences, the reference every hand-written backward is checked against.
+
+``numerical_gradient`` gives central differences; ``one_sided_quotients`` gives the backward and
+forward quotients that tell a kink (a point where the function is not differentiable) from a
+wrong gradient.
+"""
 
 from collections.abc import Callable
 
 import numpy as np
+
+
+def _perturbed(f, x, eps, indices):
+    """Yield (flat index, f(x + eps e_i), f(x - eps e_i)) for each index, restoring x after each."""
+    if not x.flags.c_contiguous:
+        raise ValueError("finite differences perturb x in place: x must be C-contiguous")
+    flat = x.reshape(-1)
+    for i in range(flat.size) if indices is None else indices:
+        old = flat[i]
+        flat[i] = old + eps
+        f_plus = np.array(f(), dtype=np.float64)
+        flat[i] = old - eps
+        f_minus = np.array(f(), dtype=np.float64)
+        flat[i] = old
+        yield i, f_plus, f_minus
 
 
 def numerical_gradient(f: Callable[[], np.ndarray | float], x: np.ndarray, g: np.ndarray | float = 1.0,
@@ -17,19 +37,31 @@ def numerical_gradient(f: Callable[[], np.ndarray | float], x: np.ndarray, g: np
     indices, the flat positions to perturb (all when None).
     Returns: an array shaped like ``x``; positions not perturbed hold 0.
     """
-    if not x.flags.c_contiguous:
-        raise ValueError("numerical_gradient perturbs x in place: x must be C-contiguous")
     grad = np.zeros_like(x)
-    flat, gflat = x.reshape(-1), grad.reshape(-1)
-    for i in range(flat.size) if indices is None else indices:
-        old = flat[i]
-        flat[i] = old + eps
-        f_plus = np.array(f(), dtype=np.float64)
-        flat[i] = old - eps
-        f_minus = np.array(f(), dtype=np.float64)
-        flat[i] = old
+    gflat = grad.reshape(-1)
+    for i, f_plus, f_minus in _perturbed(f, x, eps, indices):
         gflat[i] = np.sum((f_plus - f_minus) * g) / (2 * eps)
     return grad
+
+
+def one_sided_quotients(f: Callable[[], np.ndarray | float], x: np.ndarray, g: np.ndarray | float = 1.0,
+                        eps: float = 1e-5, indices=None) -> tuple[np.ndarray, np.ndarray]:
+    """Backward and forward difference quotients of sum(f() * g) with respect to ``x``.
+
+    Where the function is smooth both agree with the derivative to O(eps); where a
+    perturbation crosses a kink they differ by the jump in slope, and any correct
+    (sub)gradient lies between them.
+    Inputs: as for ``numerical_gradient``.
+    Returns: (left, right), each shaped like ``x``: (f(x) - f(x - eps)) / eps and
+    (f(x + eps) - f(x)) / eps; positions not perturbed hold 0.
+    """
+    f_here = np.array(f(), dtype=np.float64)
+    left, right = np.zeros_like(x), np.zeros_like(x)
+    lflat, rflat = left.reshape(-1), right.reshape(-1)
+    for i, f_plus, f_minus in _perturbed(f, x, eps, indices):
+        lflat[i] = np.sum((f_here - f_minus) * g) / eps
+        rflat[i] = np.sum((f_plus - f_here) * g) / eps
+    return left, right
 
 
 def relative_error(analytic: np.ndarray, numeric: np.ndarray, floor: float | None = None) -> np.ndarray:
