@@ -23,3 +23,8 @@ class ModelFileError(MLPManualError):
 
 class LayerError(MLPManualError):
     """A layer was used against its contract (backward before forward, wrong input width)."""
+
+
+class GradcheckError(MLPManualError):
+    """An object handed to the gradient checker cannot be checked: it is not a layer, a loss or
+    a model, its methods raise, or it returns arrays of the wrong kind or shape."""
