@@ -1,6 +1,9 @@
 """Comparing one analytic gradient with central differences, entry by entry (or on a seeded
 sample plus one directional check), with kinks told apart from wrong gradients.
 
+Relative errors are |a - n| / max(|a| + |n|, floor), the floor being 1e-2 of the tensor's
+largest numerical gradient or the level of rounding noise, whichever is larger.
+
 An entry whose relative error would FAIL is examined again with one-sided difference
 quotients: if they disagree (the perturbation crossed a point where the function is not
 differentiable, such as relu at 0) and the analytic value lies between them, it is a valid
@@ -54,7 +57,7 @@ def compare_tensor(name, analytic, arr, f, g, s: Settings, rng) -> TensorRow:
             at = _index(idx[np.argmin(np.isfinite(v))], shape)
             return TensorRow(name, shape, idx.size, float("inf"), float("inf"), at, "FAIL",
                              note=f"{which} gradient is not finite")
-    floor = 1e-2 * max(float(np.abs(numeric).max(initial=0.0)), 1e-12)
+    floor = max(1e-2 * float(np.abs(numeric).max(initial=0.0)), noise_floor(f, g, s), 1e-14)
     rel, kink = judge_entries(a, numeric, f, arr, g, idx, floor, s)
     rel = np.where(kink, 0.0, rel)
     abs_err = np.where(kink, 0.0, np.abs(a - numeric))
@@ -64,7 +67,8 @@ def compare_tensor(name, analytic, arr, f, g, s: Settings, rng) -> TensorRow:
     judged, dir_kink = row.max_rel, False
     if sample is not None:
         rms = np.sqrt(np.mean(numeric ** 2))  # the typical size of g^T J u for a random unit u
-        row.directional, dir_kink = directional_error(analytic, arr, f, g, 1e-2 * max(rms, 1e-12), s, rng)
+        dir_floor = max(1e-2 * rms, noise_floor(f, g, s), 1e-14)
+        row.directional, dir_kink = directional_error(analytic, arr, f, g, dir_floor, s, rng)
         if dir_kink:
             row.note = "the directional check crossed a kink"
         else:
@@ -72,6 +76,19 @@ def compare_tensor(name, analytic, arr, f, g, s: Settings, rng) -> TensorRow:
     row.verdict = ("FAIL" if not judged <= s.fail_above else "WARN" if judged > s.tol
                    else "KINK" if row.kinks or dir_kink else "PASS")
     return row
+
+
+def noise_floor(f, g, s: Settings) -> float:
+    """The smallest |a| + |n| at which a relative error of ``tol`` can be told from roundoff.
+
+    Each output of f carries a rounding error of about machine epsilon times its size, so a
+    difference quotient of sum(f() * g) is uncertain by about eps64 * sum|f * g| / eps
+    (~1e-11 for outputs of order 1). Where a whole tensor's gradient is that small, such as
+    the bias of a linear layer followed by batch norm (exactly 0), relative errors would be
+    roundoff divided by roundoff; the floor keeps them at or below ``tol``.
+    """
+    scale = float(np.sum(np.abs(np.asarray(f(), dtype=np.float64) * g)))
+    return np.finfo(np.float64).eps * scale / s.eps / s.tol
 
 
 def judge_entries(a, numeric, f, arr, g, idx, floor, s: Settings):
