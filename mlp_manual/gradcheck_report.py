@@ -13,9 +13,6 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-VERDICTS = ("PASS", "KINK", "WARN", "FAIL")
-
-
 @dataclass
 class TensorRow:
     """The comparison of one analytic gradient with its numerical reference."""
