@@ -58,7 +58,7 @@ def compare_tensor(name, analytic, arr, f, g, s: Settings, rng) -> TensorRow:
             return TensorRow(name, shape, idx.size, float("inf"), float("inf"), at, "FAIL",
                              note=f"{which} gradient is not finite")
     floor = max(1e-2 * float(np.abs(numeric).max(initial=0.0)), noise_floor(f, g, s), 1e-14)
-    rel, kink = judge_entries(a, numeric, f, arr, g, idx, floor, s)
+    numeric, rel, kink = judge_entries(a, numeric, f, arr, g, idx, floor, s)
     rel = np.where(kink, 0.0, rel)
     abs_err = np.where(kink, 0.0, np.abs(a - numeric))
     worst = _index(idx[np.argmax(rel)], shape) if idx.size else None
@@ -92,9 +92,23 @@ def noise_floor(f, g, s: Settings) -> float:
 
 
 def judge_entries(a, numeric, f, arr, g, idx, floor, s: Settings):
-    """Relative errors, and which entries sit on a kink: the two one-sided quotients disagree and
-    the analytic value lies between them. Only entries that would FAIL are examined."""
+    """Relative errors of ``a`` against ``numeric`` (the gradient at flat positions ``idx`` of
+    ``arr``), refining the reference where they exceed ``tol`` and finding kinks where they
+    would FAIL.
+
+    Refining: a five-point difference there, kept where it agrees better, so a sharply curved
+    but correct function (batch norm over three close rows) is not mistaken for a wrong one.
+    Kinks: the one-sided quotients disagree and the analytic value lies between them.
+    Returns: (numeric, rel, kink), numeric refined in place of the central differences.
+    """
+    numeric = numeric.copy()
     rel = relative_error(a, numeric, floor)
+    suspect = np.flatnonzero(rel > s.tol)
+    if suspect.size:
+        finer = numerical_gradient(f, arr, g, s.eps, idx[suspect], order=4).reshape(-1)[idx[suspect]]
+        finer_rel = relative_error(a[suspect], finer, floor)
+        better = finer_rel < rel[suspect]
+        numeric[suspect[better]], rel[suspect[better]] = finer[better], finer_rel[better]
     kink = np.zeros(rel.shape, dtype=bool)
     suspect = np.flatnonzero(rel > s.fail_above)
     if suspect.size:
@@ -103,7 +117,7 @@ def judge_entries(a, numeric, f, arr, g, idx, floor, s: Settings):
         slack = s.fail_above * np.maximum(np.maximum(np.abs(left), np.abs(right)), floor)
         between = (a[suspect] >= np.minimum(left, right) - slack) & (a[suspect] <= np.maximum(left, right) + slack)
         kink[suspect] = jump & between
-    return rel, kink
+    return numeric, rel, kink
 
 
 def directional_error(analytic, arr, f, g, floor, s: Settings, rng):
@@ -121,7 +135,7 @@ def directional_error(analytic, arr, f, g, floor, s: Settings, rng):
 
     try:
         n = numerical_gradient(along, t, g, s.eps)
-        rel, kink = judge_entries(np.array([np.sum(analytic * u)]), n, along, t, g, np.arange(1), floor, s)
+        _, rel, kink = judge_entries(np.array([np.sum(analytic * u)]), n, along, t, g, np.arange(1), floor, s)
     finally:
         arr[...] = x0
     return float(rel[0]), bool(kink[0])
