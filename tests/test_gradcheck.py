@@ -6,14 +6,14 @@ import json
 import numpy as np
 import pytest
 
-from broken_layers import CLASSIC_BUGS, STRUCTURAL_BUGS
+from broken_layers import CLASSIC_BUGS, STRUCTURAL_BUGS, TransposedWeightGrad
 from mlp_manual.errors import GradcheckError, LayerError
 from mlp_manual.gradcheck import check_layer, check_loss, check_model, modes_to_check
 from mlp_manual.gradcheck_builtins import MODES, check_builtins
 from mlp_manual.layers import LAYER_TYPES, BatchNorm1d, Dropout, LeakyReLU, Linear, ReLU, Tanh
 from mlp_manual.losses import LOSSES, mse
 from mlp_manual.model import Model, build_model
-from mlp_manual.numgrad import one_sided_quotients
+from mlp_manual.numgrad import numerical_gradient, one_sided_quotients
 
 
 def test_every_builtin_layer_and_loss_passes_below_1e_7():
@@ -55,6 +55,11 @@ def test_each_classic_bug_fails_on_the_right_tensor(broken, rng):
     assert all(report.row(name).max_rel > 1e-2 for name in broken.FAILS)
 
 
+def test_an_input_drawn_with_the_checkers_seed_does_not_hide_a_transposed_gradient():
+    x = np.random.default_rng(0).normal(size=(5, 4))  # were g drawn the same way, x.T @ g would be symmetric
+    assert check_layer(TransposedWeightGrad(), x, seed=0).failed_tensors == ["W"]
+
+
 @pytest.mark.parametrize("broken", STRUCTURAL_BUGS, ids=lambda cls: cls.__name__)
 def test_each_structural_bug_breaks_its_check(broken, rng):
     report = check_layer(broken(), rng.normal(size=(5, 4)))
@@ -86,6 +91,13 @@ def test_one_sided_quotients_straddle_the_kink_of_abs():
     left, right = one_sided_quotients(lambda: np.abs(x), x, np.ones(2))
     assert left[0] == -1.0 and right[0] == 1.0
     assert np.allclose([left[1], right[1]], 1.0, rtol=1e-9)
+
+
+def test_the_five_point_difference_removes_the_curvature_error():
+    x = np.array([0.3, 1.1, -0.7])
+    exact = 3 * np.cos(3 * x)
+    central, five_point = (numerical_gradient(lambda: np.sin(3 * x), x, order=k) for k in (2, 4))
+    assert np.abs(five_point - exact).max() < 0.2 * np.abs(central - exact).max()
 
 
 def test_sampling_checks_few_entries_and_the_directional_check_catches_the_rest(rng):
