@@ -111,7 +111,8 @@ def load_layer(spec: str):
     try:
         module = importlib.import_module(module_name)
     except Exception as e:
-        raise GradcheckError(f"--layer {spec}: cannot import {module_name!r}: {type(e).__name__}: {_first_line(e)}") from e
+        raise GradcheckError(f"--layer {spec}: cannot import {module_name!r}: "
+                             f"{type(e).__name__}: {_first_line(e)}") from e
     finally:
         if added:
             sys.path.remove(cwd)
