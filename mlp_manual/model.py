@@ -26,12 +26,20 @@ class Model:
             x = layer.forward(x)
         return x
 
-    def backward(self, dout: np.ndarray) -> np.ndarray:
-        """Seed with dloss/doutput (N, K); fills every layer's grads; returns dloss/dx (N, D)."""
+    def backward(self, dout: np.ndarray, input_grad: bool = True) -> np.ndarray | None:
+        """Seed with dloss/doutput (N, K); fills every layer's grads; returns dloss/dx (N, D).
+
+        Training passes ``input_grad=False``: nobody needs dloss/dx of the data, so the first
+        layer only fills its grads (for Linear that skips its largest matmul) and None is returned.
+        """
         # go in the reverse order of the forward pass
-        for layer in reversed(self.layers):
+        for layer in reversed(self.layers[1:]):
             dout = layer.backward(dout)
-        return dout
+        first = self.layers[0]
+        if input_grad:
+            return first.backward(dout)
+        getattr(first, "backward_params", first.backward)(dout)  # a layer may lack it
+        return None
 
     def train(self, mode: bool = True) -> "Model":
         """Put every layer in training mode (or evaluation mode with ``mode=False``)."""

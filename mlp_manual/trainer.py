@@ -123,7 +123,7 @@ class Trainer:
             value, dout = self.loss.fn(out, ym)
             if len(parts) > 1:
                 dout *= dout.dtype.type(len(idx) / n)
-            model.backward(dout)
+            model.backward(dout, input_grad=False)
             total += value * len(idx) / n
             if self.loss.classification:
                 correct += count_correct(self.loss, out, ym)

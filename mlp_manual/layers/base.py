@@ -4,9 +4,15 @@ A layer has:
 - ``forward(x) -> out``: computes the output and caches what backward needs;
 - ``backward(dout) -> dx``: writes the gradient of every parameter into ``self.grads``
   (same keys as ``self.params``) and returns the gradient with respect to its input;
+- ``backward_params(dout)``: the same without dx, for the model's first layer, whose input is
+  the data (the default calls ``backward`` and drops dx; Linear skips the dx matmul);
 - ``params`` / ``grads``: dicts of arrays with identical keys (empty without parameters);
 - ``buffers``: arrays that are state but not trained (BatchNorm's running statistics);
 - ``training``: switched by ``train()`` / ``eval()`` for layers that behave differently.
+
+Ownership: ``forward`` and ``backward`` return new arrays and never write into ``x`` or ``dout``,
+so a caller may keep every output it gets. The arrays in ``grads`` belong to the layer: built-in
+layers overwrite them in place at each backward (as a ``.grad`` buffer), so copy them to keep them.
 
 N = batch size, D = input features, H = output features.
 """
@@ -30,6 +36,10 @@ class Layer:
 
     def backward(self, dout: np.ndarray) -> np.ndarray:
         raise NotImplementedError
+
+    def backward_params(self, dout: np.ndarray) -> None:
+        """Fill ``self.grads`` from ``dout`` (N, H) when dx is not wanted."""
+        self.backward(dout)
 
     def train(self, mode: bool = True) -> "Layer":
         """Switch to training mode (or evaluation mode with ``mode=False``)."""

@@ -41,12 +41,16 @@ class Linear(Layer):
         return out
 
     def backward(self, dout):
-        x = self.saved(self.x)
-        # fwd: out = x @ W + b  =>  dW = x.T @ dout, db = dout.sum(0), dx = dout @ W.T
-        self.grads["W"] = x.T @ dout  # (D, H)
-        if self.bias:
-            self.grads["b"] = dout.sum(axis=0)  # (H,)
+        self.backward_params(dout)
+        # fwd: out = x @ W + b  =>  dx = dout @ W.T
         return dout @ self.params["W"].T  # (N, D)
+
+    def backward_params(self, dout):
+        x = self.saved(self.x)
+        # fwd: out = x @ W + b  =>  dW = x.T @ dout, db = dout.sum(0)
+        np.matmul(x.T, dout, out=self.grads["W"])  # (D, H)
+        if self.bias:
+            np.sum(dout, axis=0, out=self.grads["b"])  # (H,)
 
     def output_width(self, width):
         return self.out_features
