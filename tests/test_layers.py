@@ -172,3 +172,47 @@ def test_float32_stays_float32(name, rng):
     dx = layer.backward(np.ones_like(out))
     assert out.dtype == np.float32 and dx.dtype == np.float32
     assert all(g.dtype == np.float32 for g in layer.grads.values())
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_outputs_stay_valid_after_the_next_forward_and_backward(name, rng):
+    """Layers return new arrays: a caller may keep two outputs (a gradient checker's f(x + h) and
+    f(x - h)) and two input gradients, and neither x nor dout is written into."""
+    layer = LAYERS[name](rng)
+    x1, x2 = away_from_zero(rng.normal(size=(6, 4))), away_from_zero(rng.normal(size=(6, 4)))
+    g1, g2 = rng.normal(size=(6, 3 if "linear" in name else 4)), rng.normal(size=(6, 3 if "linear" in name else 4))
+    inputs = [a.copy() for a in (x1, x2, g1, g2)]
+    out1 = layer.forward(x1)
+    dx1 = layer.backward(g1)
+    kept = out1.copy(), dx1.copy()
+    out2 = layer.forward(x2)
+    dx2 = layer.backward(g2)
+    assert np.array_equal(out1, kept[0]) and np.array_equal(dx1, kept[1])
+    assert not np.shares_memory(out1, out2) and not np.shares_memory(dx1, dx2)
+    assert all(np.array_equal(a, b) for a, b in zip((x1, x2, g1, g2), inputs))
+
+
+def test_linear_backward_params_fills_the_same_grads_in_the_same_arrays(rng):
+    layer = Linear(4, 3, rng=rng, dtype=F64)
+    arrays = dict(layer.grads)
+    x, g = rng.normal(size=(5, 4)), rng.normal(size=(5, 3))
+    layer.forward(x)
+    dx = layer.backward(g)
+    full = {k: v.copy() for k, v in layer.grads.items()}
+    layer.forward(rng.normal(size=(5, 4)))
+    layer.backward(rng.normal(size=(5, 3)))
+    layer.forward(x)
+    assert layer.backward_params(g) is None
+    assert all(layer.grads[k] is arrays[k] for k in arrays)  # overwritten in place, not replaced
+    assert all(np.array_equal(layer.grads[k], full[k]) for k in full)
+    assert np.allclose(full["W"], x.T @ g) and np.allclose(dx, g @ layer.params["W"].T)
+
+
+def test_backward_params_defaults_to_backward_without_dx(rng):
+    layer, x, g = LayerNorm(4, dtype=F64), rng.normal(size=(5, 4)), rng.normal(size=(5, 4))
+    layer.forward(x)
+    layer.backward(g)
+    expected = {k: v.copy() for k, v in layer.grads.items()}
+    layer.forward(x)
+    assert layer.backward_params(g) is None
+    assert all(np.array_equal(layer.grads[k], expected[k]) for k in expected)

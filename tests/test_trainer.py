@@ -5,6 +5,8 @@ import pytest
 
 from mlp_manual.config import config_from_dict, load_config
 from mlp_manual.experiment import prepare
+from mlp_manual.losses import LOSSES
+from mlp_manual.model import build_model
 from mlp_manual.trainer import Trainer, batch_bounds, evaluate
 
 
@@ -67,3 +69,38 @@ def test_batch_bounds_never_leave_a_batch_of_one():
     assert batch_bounds(10, 4) == [(0, 4), (4, 8), (8, 10)]
     assert batch_bounds(9, 4) == [(0, 4), (4, 9)]
     assert batch_bounds(1, 4) == [(0, 1)]
+
+
+def test_sgd_training_matches_a_straightforward_reference_to_float32_rounding():
+    """Three epochs of plain SGD through Trainer.fit against the textbook computation in float64,
+    from the same initial weights and the same batch order."""
+    layers = [{"type": "linear", "units": 16}, "relu", {"type": "linear", "units": 16}, "relu", {"type": "linear"}]
+    cfg = config_from_dict({"model": {"layers": layers}, "optimizer": {"name": "sgd", "lr": 0.1},
+                            "schedule": {"name": "constant"}, "training": {"epochs": 3, "batch_size": 8}}, "test")
+    data = np.random.default_rng(5)
+    X, y = data.normal(size=(43, 6)).astype(np.float32), data.integers(0, 3, 43)
+    model = build_model(list(cfg.model.layers), 6, 3, np.random.default_rng(11))
+    params = [[layer.params[k].astype(np.float64) for k in ("W", "b")] for layer in model.layers[::2]]
+    Trainer(model, LOSSES["softmax_cross_entropy"], cfg, np.random.default_rng(12)).fit(X, y)
+
+    order_rng = np.random.default_rng(12)
+    for _ in range(3):
+        order = order_rng.permutation(len(X))
+        for lo, hi in batch_bounds(len(X), 8):
+            xb, yb = X[order[lo:hi]].astype(np.float64), y[order[lo:hi]]
+            acts = [xb]
+            for i, (W, b) in enumerate(params):
+                z = acts[-1] @ W + b
+                acts.append(np.maximum(z, 0) if i < 2 else z)
+            p = np.exp(acts[-1] - acts[-1].max(axis=1, keepdims=True))
+            p /= p.sum(axis=1, keepdims=True)
+            dz = (p - np.eye(3)[yb]) / len(xb)
+            for i in reversed(range(3)):
+                W, b = params[i]
+                dW, db, dh = acts[i].T @ dz, dz.sum(axis=0), dz @ W.T
+                W -= 0.1 * dW
+                b -= 0.1 * db
+                dz = dh * (acts[i] > 0)
+    for layer, (W, b) in zip(model.layers[::2], params):
+        assert np.allclose(layer.params["W"], W, rtol=1e-5, atol=1e-6)
+        assert np.allclose(layer.params["b"], b, rtol=1e-5, atol=1e-6)

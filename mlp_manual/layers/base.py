@@ -10,9 +10,10 @@ A layer has:
 - ``buffers``: arrays that are state but not trained (BatchNorm's running statistics);
 - ``training``: switched by ``train()`` / ``eval()`` for layers that behave differently.
 
-Ownership: ``forward`` and ``backward`` return new arrays and never write into ``x`` or ``dout``,
-so a caller may keep every output it gets. The arrays in ``grads`` belong to the layer: built-in
-layers overwrite them in place at each backward (as a ``.grad`` buffer), so copy them to keep them.
+Ownership: ``forward`` and ``backward`` never write into ``x`` or ``dout`` nor into an array they
+returned before, so a caller may keep every output it gets (Identity's output is its input itself).
+The arrays in ``grads`` belong to the layer: built-in layers overwrite them in place at each
+backward, as a ``.grad`` buffer is, so copy them to keep them.
 
 N = batch size, D = input features, H = output features.
 """
