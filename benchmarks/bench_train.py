@@ -1,0 +1,356 @@
+"""Training speed side by side: mlp-manual, PyTorch eager and scikit-learn's MLPClassifier.
+
+    python benchmarks/bench_train.py            # full run, under 10 minutes on 2 cores
+    python benchmarks/bench_train.py --quick    # under a minute
+    python benchmarks/bench_train.py --threads 1
+
+Every library trains the same network (784-W-W-10, ReLU, softmax cross-entropy, plain SGD,
+float32) on the same data with the same batch size and thread count. The libraries take turns
+epoch by epoch inside one process, so a machine whose speed drifts slows them alike; the figures
+that matter are ratios of median epoch times. mlp-manual runs its real training path
+(``Trainer.fit``: per-epoch permutation, one gather per batch, ``train_step``).
+
+The physical reference is the step's matrix products alone (forward, weight gradients and the
+input gradients a step needs) at the same shapes, timed in the same rotation: it gives the
+fraction of a step spent outside BLAS. Peak memory is measured in a fresh subprocess per library.
+
+MNIST-shaped data is random (60000 x 784 float32) unless $MLP_MANUAL_DATA holds MNIST and this
+version of mlp-manual can read it. PyTorch and scikit-learn are optional: a missing one is skipped
+with a note. Prints Markdown tables for the README.
+
+M = samples, B = batch size, D = 784 input features, W = hidden width, C = 10 classes.
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+D, C, LR = 784, 10, 0.01
+WIDTHS, BATCHES = (64, 256, 1024), (32, 128, 512)
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="fewer epochs and a smaller grid: under a minute")
+    p.add_argument("--threads", type=int, default=2, help="threads for every library (default 2)")
+    p.add_argument("--memory-child", choices=("mlp-manual", "pytorch"), help=argparse.SUPPRESS)
+    p.add_argument("--epochs", type=int, default=2, help=argparse.SUPPRESS)  # of a memory child
+    return p.parse_args()
+
+
+ARGS = parse_args()
+for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = str(ARGS.threads)  # before numpy loads its BLAS; threadpoolctl confirms below
+
+import numpy as np  # noqa: E402
+
+from mlp_manual.config import config_from_dict  # noqa: E402
+from mlp_manual.losses import LOSSES  # noqa: E402
+from mlp_manual.model import build_model  # noqa: E402
+from mlp_manual.trainer import Trainer  # noqa: E402
+
+
+def optional(name):
+    try:
+        return __import__(name)
+    except ImportError:
+        return None
+
+
+torch = optional("torch") if ARGS.memory_child != "mlp-manual" else None  # its child runs without
+threadpoolctl = optional("threadpoolctl")
+sklearn = optional("sklearn") if not ARGS.memory_child else None
+
+
+# ---------------------------------------------------------------- data
+
+def mnist_shaped(rng, n=60000):
+    """X (M, D) float32 in [0, 1), y (M,) int64: real MNIST when available, else random."""
+    if os.environ.get("MLP_MANUAL_DATA"):
+        try:
+            from mlp_manual.realdata import read_idx_dataset
+            arrays = read_idx_dataset("mnist")
+            X = arrays["X_train"][:n].astype(np.float32)
+            X *= np.float32(1 / 255)
+            return X, arrays["y_train"][:n].astype(np.int64), "MNIST training images"
+        except Exception as e:  # any failure falls back to random data, with the reason
+            note = f"random (MNIST not read: {type(e).__name__}: {e})"
+    else:
+        note = "random ($MLP_MANUAL_DATA not set)"
+    X = rng.random((n, D), dtype=np.float32)  # drawn in float32: no float64 copy on the way
+    return X, rng.integers(0, C, n), note
+
+
+# ---------------------------------------------------------------- the contestants
+
+class MlpManual:
+    name = "mlp-manual"
+
+    def __init__(self, X, y, width, batch, seed=0):
+        layers = [{"type": "linear", "units": width}, "relu", {"type": "linear", "units": width}, "relu",
+                  {"type": "linear"}]
+        self.cfg = config_from_dict({"model": {"layers": layers}, "optimizer": {"name": "sgd", "lr": LR},
+                                     "schedule": {"name": "constant"},
+                                     "training": {"epochs": 1, "batch_size": batch}}, "bench")
+        model = build_model(list(self.cfg.model.layers), D, C, np.random.default_rng(seed))
+        self.trainer = Trainer(model, LOSSES["softmax_cross_entropy"], self.cfg, np.random.default_rng(seed + 1))
+        self.X, self.y = X, y
+
+    def epoch(self):
+        # Trainer.fit resumes after its last completed epoch: one more configured epoch runs one more.
+        t = self.trainer
+        t.cfg = replace(self.cfg, training=replace(self.cfg.training, epochs=t.epoch + 1))
+        t.fit(self.X, self.y)
+
+
+class PyTorchEager:
+    name = "PyTorch eager"
+
+    def __init__(self, X, y, width, batch, seed=0):
+        nn = torch.nn
+        torch.manual_seed(seed)
+        self.net = nn.Sequential(nn.Linear(D, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(),
+                                 nn.Linear(width, C))
+        self.opt = torch.optim.SGD(self.net.parameters(), lr=LR)
+        self.X, self.y = torch.from_numpy(X), torch.from_numpy(y)  # shares the numpy memory
+        self.batch, self.gen = batch, torch.Generator().manual_seed(seed)
+
+    def epoch(self):
+        order = torch.randperm(len(self.X), generator=self.gen)
+        for lo in range(0, len(self.X), self.batch):
+            idx = order[lo:lo + self.batch]
+            loss = torch.nn.functional.cross_entropy(self.net(self.X[idx]), self.y[idx])
+            self.opt.zero_grad(set_to_none=True)
+            loss.backward()
+            self.opt.step()
+
+
+class ScikitLearn:
+    name = "scikit-learn"
+
+    def __init__(self, X, y, width, batch, seed=0):
+        from sklearn.neural_network import MLPClassifier
+        self.clf = MLPClassifier((width, width), activation="relu", solver="sgd", alpha=0.0, batch_size=batch,
+                                 learning_rate="constant", learning_rate_init=LR, momentum=0.0,
+                                 nesterovs_momentum=False, shuffle=True, random_state=seed, max_iter=1)
+        self.X, self.y = X, y
+
+    def epoch(self):
+        self.clf.partial_fit(self.X, self.y, classes=np.arange(C))  # one pass of mini-batch SGD
+
+
+class MatmulsOnly:
+    """The step's matrix products alone, into preallocated outputs: 3 forward, 3 weight gradients,
+    2 input gradients (nobody needs the data's)."""
+
+    name = "matmuls only"
+
+    def __init__(self, X, y, width, batch, seed=0):
+        rng = np.random.default_rng(seed)
+        f32 = np.float32
+        self.W = [rng.standard_normal(s, dtype=f32) * f32(0.05) for s in ((D, width), (width, width), (width, C))]
+        self.bounds = [(lo, min(lo + batch, len(X))) for lo in range(0, len(X), batch)]
+        self.x = X[:batch].copy()  # (B, D)
+        self.h = [rng.standard_normal((batch, width), dtype=f32) for _ in range(4)]  # (B, W) each
+        self.out = rng.standard_normal((batch, C), dtype=f32)  # (B, C)
+        self.dW = [np.empty_like(w) for w in self.W]
+
+    def epoch(self):
+        W, x, h, out, dW = self.W, self.x, self.h, self.out, self.dW
+        for lo, hi in self.bounds:
+            n = hi - lo
+            np.matmul(x[:n], W[0], out=h[0][:n])
+            np.matmul(h[0][:n], W[1], out=h[1][:n])
+            np.matmul(h[1][:n], W[2], out=out[:n])
+            np.matmul(h[1][:n].T, out[:n], out=dW[2])
+            np.matmul(out[:n], W[2].T, out=h[2][:n])
+            np.matmul(h[0][:n].T, h[2][:n], out=dW[1])
+            np.matmul(h[2][:n], W[1].T, out=h[3][:n])
+            np.matmul(x[:n].T, h[3][:n], out=dW[0])
+
+
+def step_flops(width, n):
+    """Floating-point operations of the matmuls above for n samples."""
+    fwd = 2 * n * (D * width + width * width + width * C)
+    return 2 * fwd + 2 * n * (width * width + width * C)
+
+
+def matmul_peak(size=2048, repeats=3):
+    """GFLOP/s of one large float32 square matmul: the most this BLAS gets out of the threads."""
+    a = np.random.default_rng(0).standard_normal((size, size), dtype=np.float32)
+    out = np.empty_like(a)
+    np.matmul(a, a, out=out)
+    best = min(timed(lambda: np.matmul(a, a, out=out)) for _ in range(repeats))
+    return 2 * size ** 3 / best / 1e9
+
+
+def timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def race(contestants, rounds, warm_up=True):
+    """One untimed warm-up epoch each (if ``warm_up``), then ``rounds`` rounds of one epoch each,
+    in turn. Returns {name: median seconds}."""
+    for c in contestants if warm_up else ():
+        c.epoch()
+    times = {c.name: [] for c in contestants}
+    for _ in range(rounds):
+        for c in contestants:
+            times[c.name].append(timed(c.epoch))
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+# ---------------------------------------------------------------- memory, in a fresh process each
+
+def peak_mib():
+    """This process's peak resident memory. On Linux VmHWM: ru_maxrss would report the parent's
+    peak, because it survives the fork and exec that start this process."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        return next(int(line.split()[1]) for line in status.open() if line.startswith("VmHWM")) / 1024
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2 ** 20  # bytes on macOS
+
+
+def memory_child(name, epochs):
+    """Print peak RSS after imports, after making the data, and after training."""
+
+    cls = {"mlp-manual": MlpManual, "pytorch": PyTorchEager}[name]
+    after_imports = peak_mib()
+    rng = np.random.default_rng(0)
+    X, y = rng.random((60000, D), dtype=np.float32), rng.integers(0, C, 60000)
+    after_data = peak_mib()
+    contestant = cls(X, y, 256, 128)
+    for _ in range(epochs):
+        contestant.epoch()
+    print(json.dumps({"imports": after_imports, "data": after_data, "peak": peak_mib(),
+                      "arrays": (X.nbytes + y.nbytes) / 2 ** 20}))
+
+
+def measure_memory(name, threads, epochs):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, __file__, "--threads", str(threads), "--memory-child", name,
+                           "--epochs", str(epochs)],
+                          capture_output=True, text=True, env=env, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------- report
+
+def machine_lines(threads):
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()
+    lines = [f"- machine: {cpu}, {os.cpu_count()} logical cores, {platform.system()} {platform.machine()}",
+             f"- Python {platform.python_version()}, numpy {np.__version__}"
+             + (f", PyTorch {torch.__version__}" if torch else ", PyTorch not installed (skipped)")
+             + (f", scikit-learn {sklearn.__version__}" if sklearn else ", scikit-learn not installed (skipped)")]
+    if threadpoolctl:
+        pools = [f"{p['internal_api']} {p.get('version') or ''} ({Path(p['filepath']).name}): {p['num_threads']}"
+                 for p in threadpoolctl.threadpool_info()]
+        lines.append("- thread pools: " + "; ".join(pools))
+    else:
+        lines.append(f"- threadpoolctl not installed: threads set through OPENBLAS/OMP/MKL_NUM_THREADS={threads}")
+    if torch:
+        lines.append(f"- torch.get_num_threads() = {torch.get_num_threads()}")
+    lines.append(f"- load average at the end: {' '.join(f'{v:.1f}' for v in os.getloadavg())} "
+                 "(other work on the machine slows every library alike; ratios are what to read)")
+    return lines
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    return out + ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
+
+
+def main():
+    threads = ARGS.threads
+    limits = threadpoolctl.threadpool_limits(threads) if threadpoolctl else None  # noqa: F841, kept alive
+    if torch is not None:
+        torch.set_num_threads(threads)
+    if ARGS.memory_child:
+        memory_child(ARGS.memory_child, ARGS.epochs)
+        return
+    quick = ARGS.quick
+    # quick: no warm-up epoch (the median of three drops a slow first one), a smaller grid
+    rounds, grid_rounds, grid_n, memory_epochs = (3, 3, 2048, 1) if quick else (7, 5, 8192, 2)
+    started = time.perf_counter()
+    X, y, data_note = mnist_shaped(np.random.default_rng(0))
+    peers = [cls for cls, lib in ((PyTorchEager, torch), (ScikitLearn, sklearn)) if lib is not None]
+    notes = [f"{name} is not installed: skipped" for name, lib in (("PyTorch", torch), ("scikit-learn", sklearn))
+             if lib is None]
+
+    peak = matmul_peak()
+    contestants = [cls(X, y, 256, 128) for cls in (MlpManual, *peers, MatmulsOnly)]
+    med = race(contestants, rounds, warm_up=not quick)
+    peak = max(peak, matmul_peak())
+    flops = step_flops(256, len(X))
+    ours, gemm = med["mlp-manual"], med["matmuls only"]
+    rows = [(name, f"{s:.3f}", f"{ours / s:.2f}", f"{1 - gemm / s:.0%}" if name != "matmuls only" else "-",
+             f"{flops / s / 1e9:.0f}") for name, s in med.items()]
+    report = ["### MNIST point: 784-256-256-10, batch 128, float32, plain SGD", "",
+              *machine_lines(threads), f"- data: {len(X)} x {D}, {data_note}",
+              f"- median of {rounds} epochs each{'' if quick else ', after one warm-up epoch'}; "
+              "libraries alternate epoch by epoch", ""]
+    report += table(["library", "epoch (s)", "mlp-manual / library", "time outside matmuls", "GFLOP/s"], rows)
+    report += ["", f"Matmul peak (one {2048}^3 float32 product): {peak:.0f} GFLOP/s. mlp-manual reaches "
+               f"{flops / ours / 1e9 / peak:.0%} of it; its matmuls alone reach {flops / gemm / 1e9 / peak:.0%}.", ""]
+
+    grid_rows, grid_ratios = [], {}
+    if torch is not None:
+        Xg, yg = X[:grid_n], y[:grid_n]
+        for width in WIDTHS:
+            for batch in BATCHES:
+                g = race([MlpManual(Xg, yg, width, batch), PyTorchEager(Xg, yg, width, batch)], grid_rounds,
+                         warm_up=not quick)
+                ratio = g["mlp-manual"] / g["PyTorch eager"]
+                grid_ratios[width, batch] = ratio
+                grid_rows.append((width, batch, f"{g['mlp-manual'] * 1e3:.0f}", f"{g['PyTorch eager'] * 1e3:.0f}",
+                                  f"{ratio:.2f}"))
+        report += [f"### Grid: mlp-manual against PyTorch eager ({grid_n} samples an epoch, median of "
+                   f"{grid_rounds})", ""]
+        report += table(["width", "batch", "mlp-manual (ms)", "PyTorch (ms)", "ratio"], grid_rows) + [""]
+
+    memory = {name: measure_memory(name, threads, memory_epochs) for name in ("mlp-manual", "pytorch") if name == "mlp-manual"
+              or torch is not None}
+    mem_rows = []
+    for name, m in memory.items():
+        extra = m["peak"] - m["imports"] - m["arrays"]
+        mem_rows.append((name, f"{m['arrays']:.0f}", f"{m['imports']:.0f}", f"{m['peak']:.0f}",
+                         f"{extra:.0f} ({extra / m['arrays']:.0%})"))
+    report += [f"### Peak memory, MNIST-shaped run ({memory_epochs} epoch(s), a fresh process each)", ""]
+    report += table(["library", "arrays X, y (MiB)", "after imports (MiB)", "peak (MiB)",
+                     "training adds beyond the arrays (MiB)"], mem_rows) + [""]
+
+    targets = [("MNIST point vs PyTorch eager <= 0.75x", ours / med["PyTorch eager"], 0.75)
+               if torch else None,
+               ("MNIST point vs scikit-learn <= 0.4x", ours / med["scikit-learn"], 0.4) if sklearn else None,
+               ("time outside matmuls <= 35%", 1 - gemm / ours, 0.35),
+               ("memory added beyond the arrays < 10%", (memory["mlp-manual"]["peak"] - memory["mlp-manual"]["imports"]
+                                                          - memory["mlp-manual"]["arrays"]) / memory["mlp-manual"]["arrays"], 0.10)]
+    if grid_ratios:
+        targets.append(("grid, width <= 256: <= 1.0x PyTorch (worst point)",
+                        max(r for (w, _), r in grid_ratios.items() if w <= 256), 1.0))
+        targets.append(("grid, width 1024: <= 1.1x PyTorch (worst point)",
+                        max(r for (w, _), r in grid_ratios.items() if w == 1024), 1.1))
+    report += ["### Targets", ""]
+    report += table(["target", "measured", "met"], [(t, f"{v:.2f}" if "%" not in t else f"{v:.0%}",
+                                                     "yes" if v <= limit else "NO") for t, v, limit in filter(None, targets)])
+    report += ["", *(f"- {n}" for n in notes), f"- total benchmark time {time.perf_counter() - started:.0f} s",
+               "- rerun: `python benchmarks/bench_train.py [--quick] [--threads N]`"]
+    print("\n".join(report))
+
+
+if __name__ == "__main__":
+    main()
