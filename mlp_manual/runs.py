@@ -146,7 +146,7 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
             files.write_text(run_dir / "diagnostics.csv", recorder.csv())
 
     if resume:
-        restore(trainer, ckpt, run_dir / "checkpoint.npz")
+        restore(trainer, ckpt, run_dir / "checkpoint.npz", len(d.X_train))
         if recorder and (run_dir / "diagnostics.csv").exists():
             recorder.load_csv((run_dir / "diagnostics.csv").read_text(), before_step=trainer.step_count)
         echo(f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}")
