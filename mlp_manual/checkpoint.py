@@ -57,6 +57,8 @@ def load_checkpoint(path: str | os.PathLike) -> dict:
     """Read a checkpoint into {"meta": dict, "arrays": dict}; ModelFileError if it is not one."""
     arrays = read_npz(path, "checkpoint")
     raw = arrays.pop("__meta__", None)
+    if raw is None and "__spec__" in arrays:
+        raise ModelFileError(f"{path}: this is a model file, not a checkpoint")
     try:
         if raw is None or raw.shape != () or raw.dtype.kind != "U":
             raise ValueError

@@ -48,6 +48,8 @@ def read_npz(path: str | os.PathLike, what: str = "model") -> dict[str, np.ndarr
     if not os.path.isfile(path):
         raise ModelFileError(f"{path}: is not a file, expected a {what} .npz")
     size = os.path.getsize(path)
+    if size == 0:
+        raise ModelFileError(f"{path}: the {what} file is empty")
     try:
         with zipfile.ZipFile(path) as zf:
             return {_array_name(info.filename, path, what): _read_member(zf, info, size, path, what)
@@ -56,6 +58,9 @@ def read_npz(path: str | os.PathLike, what: str = "model") -> dict[str, np.ndarr
             NotImplementedError, RuntimeError, zlib.error, struct.error, OverflowError) as e:
         if isinstance(e, ModelFileError):
             raise
+        if isinstance(e, zipfile.BadZipFile):
+            raise ModelFileError(f"{path}: not a readable {what} file (not a complete .npz archive: truncated, "
+                                 "damaged, or another format)") from None
         raise ModelFileError(f"{path}: not a readable {what} file ({type(e).__name__}: {e})") from None
 
 
@@ -77,7 +82,7 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int, 
         read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
         shape, _, dtype = read_header(f)
         if dtype.hasobject:
-            raise ModelFileError(f"{path}: not a {what} file ({info.filename} holds Python objects)")
+            raise ModelFileError(f"{path}: not a {what} file ({info.filename} holds Python objects, which are never loaded)")
         if any(not isinstance(n, int) or n < 0 for n in shape):
             raise ModelFileError(f"{path}: damaged {what} file ({info.filename} has shape {shape})")
         needed = f.tell() + math.prod(shape) * dtype.itemsize
