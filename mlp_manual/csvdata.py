@@ -9,12 +9,13 @@ from .errors import DataError
 
 
 def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = True, delimiter: str = ",",
-             task: str = "classification"):
+             task: str = "classification", every_class: bool = True):
     """Read a numeric CSV; one column is the target.
 
     Inputs: target, a column index (negative counts from the end) or, with a header, a name;
     task, "classification" (integer labels 0..C-1, or text labels mapped to 0..C-1 in sorted
-    order) or "regression" (numbers).
+    order) or "regression" (numbers); every_class, integer labels must cover 0..max with no gap
+    (false for a validation or test file, which may lack a class).
     Returns: X (N, D) float64, y ((N,) int64 or (N, 1) float64), class names or None.
     """
     if not isinstance(delimiter, str) or len(delimiter) != 1:
@@ -82,7 +83,7 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         raise DataError(f"{path}: line {line}: class label {labels[bad[0]]!r} is not an integer >= 0 "
                         "(use data.task: regression for numeric targets)")
     present = np.unique(numeric)  # sorted
-    if len(present) < present[-1] + 1:
+    if every_class and len(present) < present[-1] + 1:
         found = set(present.tolist())
         missing = next(c for c in range(len(present) + 1) if c not in found)
         top = int(numeric.argmax())

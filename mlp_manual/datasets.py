@@ -59,7 +59,7 @@ def _csv(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
     for part in ("val", "test"):
         path = getattr(cfg, f"{part}_path")
         if path:
-            Xp, yp, part_names = read_csv(path, cfg.target, cfg.header, cfg.delimiter, cfg.task)
+            Xp, yp, part_names = read_csv(path, cfg.target, cfg.header, cfg.delimiter, cfg.task, every_class=False)
             if Xp.shape[1] != X.shape[1]:
                 raise DataError(f"{path}: has {Xp.shape[1]} feature columns, {cfg.path} has {X.shape[1]}")
             if names is not None:  # text labels: map by the training file's classes
@@ -67,10 +67,15 @@ def _csv(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
                 if unknown:
                     raise DataError(f"{path}: class labels {unknown[:3]} do not occur in {cfg.path}")
                 yp = np.array([names.index(part_names[i]) for i in yp], dtype=np.int64)
+            elif part_names is not None:
+                raise DataError(f"{path}: has text class labels, {cfg.path} has integer ones")
+            elif cfg.task == "classification" and yp.max() > y.max():
+                raise DataError(f"{path}: class label {int(yp.max())} does not occur in {cfg.path} "
+                                f"(labels 0..{int(y.max())})")
             parts.update({f"X_{part}": Xp, f"y_{part}": yp})
     if cfg.task == "regression":
         return Dataset(cfg.name, X, y, **parts)
-    n_classes = len(names) if names else int(max(y.max(), *(parts[k].max() for k in parts if k[0] == "y"))) + 1
+    n_classes = len(names) if names else int(max([y.max(), *(parts[k].max() for k in parts if k[0] == "y")])) + 1
     return Dataset(cfg.name, X, y, n_classes=n_classes, class_names=tuple(names) if names else None, **parts)
 
 
