@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mlp_manual.checkpoint import load_checkpoint, restore
@@ -243,3 +243,16 @@ def test_the_fuzzed_fixtures_are_valid():
     ckpt = load_checkpoint(FILES / "xor-checkpoint.npz")
     exp = prepare(XOR)
     restore(Trainer(exp.model, exp.loss, XOR, np.random.default_rng(0)), ckpt, "ckpt", len(exp.data.X_train))
+
+
+@FUZZ
+@given(st.one_of(
+    st.binary(max_size=64),
+    st.tuples(st.sampled_from([0x08, 0x09, 0x0B, 0x0C, 0x0D, 0x0E, 0x07]), st.integers(0, 4),
+              st.lists(st.integers(0, 2**32 - 1) | st.integers(0, 4), max_size=4), st.binary(max_size=48))
+    .map(lambda t: bytes([0, 0, t[0], t[1]]) + b"".join(d.to_bytes(4, "big") for d in t[2]) + t[3])))
+@example(bytes([0, 0, 8, 4]) + (2**16).to_bytes(4, "big") * 4)  # 2**64 elements: an int64 product wraps to 0
+def test_idx_reader_gives_an_array_or_a_data_error(data):
+    idx = pytest.importorskip("mlp_manual.idx")
+    out = only_our_errors(idx.parse_idx, data, "fuzz.idx")
+    assert out is None or isinstance(out, np.ndarray)
