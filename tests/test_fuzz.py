@@ -21,7 +21,7 @@ from mlp_manual.model_file import load_model
 from mlp_manual.trainer import Trainer
 
 FILES = Path(__file__).parent / "bad_inputs" / "files"
-FUZZ = settings(max_examples=100, deadline=None, derandomize=True, database=None,
+FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 # Names that occur in configs, so that generated documents reach past the first unknown key.
@@ -216,7 +216,7 @@ def xor_experiment():
     return prepare(XOR)
 
 
-@settings(FUZZ, max_examples=60)
+@settings(FUZZ, max_examples=40)
 @given(data=st.data())
 def test_resuming_from_a_checkpoint_with_mutated_meta(xor_experiment, data):
     meta = json.loads(json.dumps(CHECKPOINT_META))
