@@ -1,0 +1,144 @@
+"""Optimizers: they read ``grads`` and update ``params`` in place, dict entry by dict entry.
+
+Their state (step count, per-tensor slots such as momentum) lives in ``self.state`` keyed by
+the model's parameter names (``layers.0.W``), so it can be saved and restored exactly.
+Weight decay applies to weight matrices only (ndim >= 2), never to biases or norm scales.
+"""
+
+import numpy as np
+
+from .config import OptimizerConfig
+
+
+class Optimizer:
+    """Base class: the step loop, L2 weight decay, and the state dict."""
+
+    slots: tuple[str, ...] = ()
+
+    def __init__(self, weight_decay: float = 0.0):
+        self.weight_decay = weight_decay
+        self.state: dict = {"t": 0, **{s: {} for s in self.slots}}
+
+    def step(self, model, lr: float) -> None:
+        """Apply one update with learning rate ``lr`` to every parameter of ``model``."""
+        self.state["t"] += 1
+        for name, p, g, k in model.named_params():
+            grad = g[k]
+            if self.weight_decay and p[k].ndim >= 2 and not self.decoupled:
+                grad = grad + self.weight_decay * p[k]  # L2: d/dW (wd/2 ||W||^2) = wd * W
+            self.update(name, p[k], grad, lr)
+
+    decoupled = False
+
+    def slot(self, slot: str, name: str, like: np.ndarray) -> np.ndarray:
+        """The per-tensor state array ``slot`` for parameter ``name``, zeros on first use."""
+        d = self.state[slot]
+        if name not in d:
+            d[name] = np.zeros_like(like)
+        return d[name]
+
+    def update(self, name: str, p: np.ndarray, g: np.ndarray, lr: float) -> None:
+        raise NotImplementedError
+
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        """Flat arrays for a checkpoint: ``t`` and ``<slot>/<param name>``."""
+        out = {"t": np.array(self.state["t"])}
+        for s in self.slots:
+            out.update({f"{s}/{n}": a for n, a in self.state[s].items()})
+        return out
+
+    def load_state_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        """Inverse of ``state_arrays``."""
+        self.state = {"t": int(arrays["t"]), **{s: {} for s in self.slots}}
+        for key, a in arrays.items():
+            if "/" in key:
+                s, n = key.split("/", 1)
+                self.state[s][n] = np.array(a)
+
+
+class SGD(Optimizer):
+    """v = momentum * v + g;  p -= lr * v  (Nesterov: p -= lr * (g + momentum * v))."""
+
+    slots = ("velocity",)
+
+    def __init__(self, momentum: float = 0.0, nesterov: bool = False, weight_decay: float = 0.0):
+        super().__init__(weight_decay)
+        self.momentum, self.nesterov = momentum, nesterov
+
+    def update(self, name, p, g, lr):
+        if self.momentum == 0:
+            p -= lr * g
+            return
+        v = self.slot("velocity", name, p)
+        v *= self.momentum
+        v += g
+        p -= lr * (g + self.momentum * v) if self.nesterov else lr * v
+
+
+class RMSProp(Optimizer):
+    """s = rho * s + (1 - rho) g^2;  p -= lr * g / (sqrt(s) + eps)."""
+
+    slots = ("square_avg",)
+
+    def __init__(self, rho: float = 0.9, eps: float = 1e-8, weight_decay: float = 0.0):
+        super().__init__(weight_decay)
+        self.rho, self.eps = rho, eps
+
+    def update(self, name, p, g, lr):
+        s = self.slot("square_avg", name, p)
+        s *= self.rho
+        s += (1 - self.rho) * g * g
+        p -= lr * g / (np.sqrt(s) + self.eps)
+
+
+class Adam(Optimizer):
+    """m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;
+    p -= lr * m_hat / (sqrt(v_hat) + eps), with m_hat = m / (1 - b1^t), v_hat = v / (1 - b2^t)."""
+
+    slots = ("m", "v")
+
+    def __init__(self, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8, weight_decay: float = 0.0):
+        super().__init__(weight_decay)
+        self.beta1, self.beta2, self.eps = beta1, beta2, eps
+
+    def update(self, name, p, g, lr):
+        t = self.state["t"]
+        m, v = self.slot("m", name, p), self.slot("v", name, p)
+        m *= self.beta1
+        m += (1 - self.beta1) * g
+        v *= self.beta2
+        v += (1 - self.beta2) * g * g
+        step = lr / (1 - self.beta1 ** t)  # folds m_hat's correction into the step size
+        p -= step * m / (np.sqrt(v / (1 - self.beta2 ** t)) + self.eps)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: p -= lr * wd * p, then the Adam update."""
+
+    decoupled = True
+
+    def update(self, name, p, g, lr):
+        if self.weight_decay and p.ndim >= 2:
+            p -= lr * self.weight_decay * p
+        super().update(name, p, g, lr)
+
+
+def make_optimizer(cfg: OptimizerConfig) -> Optimizer:
+    """The optimizer a config names, with its hyperparameters."""
+    if cfg.name == "sgd":
+        return SGD(cfg.momentum, cfg.nesterov, cfg.weight_decay)
+    if cfg.name == "rmsprop":
+        return RMSProp(cfg.rho, cfg.eps, cfg.weight_decay)
+    if cfg.name == "adam":
+        return Adam(cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay)
+    return AdamW(cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay)
+
+
+def clip_grad_norm(model, max_norm: float) -> float:
+    """Scale every gradient by min(1, max_norm / ||all grads||); return the norm before clipping."""
+    total = float(np.sqrt(sum(float(np.vdot(g[k], g[k])) for _, _, g, k in model.named_params())))
+    if total > max_norm:
+        scale = max_norm / (total + 1e-12)
+        for _, _, g, k in model.named_params():
+            g[k] *= g[k].dtype.type(scale)
+    return total
