@@ -152,3 +152,8 @@ def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32) ->
     ds = preprocess(ds, cfg.preprocess)
     cast = (lambda A: None if A is None else np.ascontiguousarray(A, dtype=dtype))
     return replace(ds, X_train=cast(ds.X_train), X_val=cast(ds.X_val), X_test=cast(ds.X_test))
+
+# The real datasets build on Dataset and split above, so they are imported after them.
+from .realdata import digits, fashion_mnist, mnist, mnist1d  # noqa: E402
+
+LOADERS.update(digits=digits, mnist1d=mnist1d, mnist=mnist, fashion_mnist=fashion_mnist)

@@ -1,5 +1,4 @@
 import gzip
-import struct
 
 import numpy as np
 import pytest
@@ -7,12 +6,7 @@ import pytest
 from mlp_manual.errors import DataError
 from mlp_manual.idx import parse_idx, read_idx, read_images_labels
 
-
-def idx_bytes(values: np.ndarray, code: int = 0x08) -> bytes:
-    """Encode ``values`` as an IDX file with type ``code``."""
-    be = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}[code]
-    header = bytes([0, 0, code, values.ndim]) + struct.pack(f">{values.ndim}I", *values.shape)
-    return header + values.astype(be).tobytes()
+from datafiles import idx_bytes
 
 
 @pytest.fixture
