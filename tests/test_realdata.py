@@ -9,6 +9,7 @@ from mlp_manual import datadir
 from mlp_manual.config import DataConfig
 from mlp_manual.datasets import LOADERS, load_dataset
 from mlp_manual.errors import DataError
+from mlp_manual.fetch import EXPECTED
 from mlp_manual.idx import read_bytes, read_images_labels
 from mlp_manual.realdata import DIGITS_FILE, FASHION_NAMES, MNIST1D_FILE
 
@@ -136,3 +137,11 @@ def test_real_mnist_test_set_parses_and_matches_its_checksums():
     images, labels = read_images_labels(folder / "t10k-images-idx3-ubyte.gz", folder / "t10k-labels-idx1-ubyte.gz")
     assert images.shape == (10000, 28, 28) and images.dtype == np.uint8
     assert np.bincount(labels).tolist() == [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
+
+
+@pytest.mark.skipif(_shared_mnist() is None, reason=f"real MNIST not found through ${datadir.ENV_VAR}")
+def test_packaged_mnist_checksums_are_the_published_ones():
+    sums = (_shared_mnist() / "SHA256SUMS").read_text().split()
+    assert {stem: e.sha256 for stem, e in EXPECTED["mnist"].items()} == dict(zip(sums[1::2], sums[0::2]))
+    assert all(e.size == len(read_bytes(_shared_mnist() / f"{stem}.gz")) for stem, e in EXPECTED["mnist"].items()
+               if stem.startswith("t10k"))
