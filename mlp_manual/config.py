@@ -8,6 +8,7 @@ as in ``--set optimizer.lr=0.05``.
 import dataclasses
 import difflib
 import os
+import re
 import types
 import typing
 from dataclasses import dataclass, field
@@ -98,6 +99,17 @@ class TrainingConfig:
     batch_size: int = _opt(32, **positive)
     shuffle: bool = True
     early_stopping: EarlyStoppingConfig = EarlyStoppingConfig()
+    checkpoint_every: int = _opt(1, **non_negative)  # epochs between checkpoints; 0 turns them off
+
+
+@dataclass(frozen=True)
+class DiagnosticsConfig:
+    enabled: bool = False
+    every: int = _opt(0, **non_negative)  # steps between records; 0 means once per epoch
+    vanishing: float = _opt(1e-7, **positive)  # grad norm / weight norm below this is VANISHING
+    explode_factor: float = _opt(10.0, check=lambda v: v > 1, must="be > 1")  # jump over the running median
+    max_grad_norm: float | None = _opt(None, **positive)  # a grad norm above this is EXPLODING
+    dead_fraction: float = _opt(0.5, check=lambda v: 0 < v <= 1, must="be in (0, 1]")
 
 
 @dataclass(frozen=True)
@@ -111,6 +123,7 @@ class Config:
     optimizer: OptimizerConfig = OptimizerConfig()
     schedule: ScheduleConfig = ScheduleConfig()
     training: TrainingConfig = TrainingConfig()
+    diagnostics: DiagnosticsConfig = DiagnosticsConfig()
 
 
 def _suggest(word: str, options, prefix: str = "") -> str:
@@ -123,6 +136,9 @@ def _type_name(tp) -> str:
         return " or ".join(_type_name(a) for a in typing.get_args(tp) if a is not type(None))
     return {int: "an integer", float: "a number", str: "a string", bool: "true or false",
             tuple: "a list"}.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+_SCIENTIFIC = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 
 def _coerce(value, tp, key: str, source: str):
@@ -142,6 +158,8 @@ def _coerce(value, tp, key: str, source: str):
         raise ConfigError(f"{source}: {key} must be {_type_name(tp)}, got {value!r}")
     if dataclasses.is_dataclass(tp):
         return _build(tp, value, key, source)
+    if tp is float and isinstance(value, str) and _SCIENTIFIC.fullmatch(value.strip()):
+        value = float(value)  # YAML 1.1 reads 1e-3 (no dot) as a string
     ok = {bool: isinstance(value, bool),
           int: isinstance(value, int) and not isinstance(value, bool),
           float: isinstance(value, (int, float)) and not isinstance(value, bool),
@@ -275,10 +293,13 @@ def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config must be a mapping of sections, got {type(raw).__name__}")
     raw = yaml.safe_load(yaml.safe_dump(raw))  # a deep copy that overrides can change
+    if not overrides:
+        return _build(Config, raw, "", source)
+    _build(Config, raw, "", source)  # errors in the file are reported against the file
     for text in overrides:
         path, value = parse_override(text)
         _apply_override(raw, path, value, text)
-    return _build(Config, raw, "", source)
+    return _build(Config, raw, "", f"{source} with --set {' '.join(overrides)}")
 
 
 def load_config(path: str | os.PathLike, overrides=()) -> Config:

@@ -23,3 +23,18 @@ class ModelFileError(MLPManualError):
 
 class LayerError(MLPManualError):
     """A layer was used against its contract (backward before forward, wrong input width)."""
+
+
+class TrainingDiverged(Exception):
+    """The loss or a gradient became non-finite; ``step`` and ``where`` say when and in which layer.
+
+    Not an input mistake, so not an MLPManualError: the CLI reports it and exits with code 3.
+    """
+
+    def __init__(self, step: int, where: str):
+        self.step, self.where = step, where
+        super().__init__(f"training diverged at step {step}: {where}")
+
+
+class TrainingInterrupted(Exception):
+    """Training stopped on request (Ctrl-C) after finishing a step; the CLI exits with code 130."""

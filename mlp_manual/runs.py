@@ -1,27 +1,32 @@
 """A training run from start to finish, and the run folder it leaves behind:
 
-config.yaml, metrics.csv, summary.json, model.npz, loss.png, accuracy.png (classification),
-decision_boundary.png (two input features).
+config.yaml, metrics.csv, summary.json, model.npz, checkpoint.npz, loss.png, accuracy.png
+(classification), decision_boundary.png (two input features), and with diagnostics
+diagnostics.csv, grad_norms.png, update_ratio.png, activations.png.
 """
 
 import csv
 import io
+import signal
 import time
 from collections.abc import Callable
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-import numpy as np
-
 from . import files
-from .config import Config, dump_config
-from .errors import ConfigError
+from .checkpoint import load_checkpoint, restore, save_checkpoint
+from .config import Config, dump_config, load_config
+from .diagnostics import Recorder
+from .errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from .experiment import Experiment, prepare
 from .model_file import save_model
+from .sanity import initial_loss_warning
 from .trainer import Trainer, evaluate
 
-RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "loss.png", "accuracy.png",
-             "decision_boundary.png")
+RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "checkpoint.npz", "loss.png",
+             "accuracy.png", "decision_boundary.png", "diagnostics.csv", "grad_norms.png", "update_ratio.png",
+             "activations.png", "lr_find.png", "confusion.png", "mistakes.png")
 METRIC_ORDER = ("epoch", "lr", "train_loss", "train_acc", "val_loss", "val_acc", "seconds")
 
 
@@ -55,14 +60,16 @@ def metrics_csv(history: dict) -> str:
     """metrics.csv text: one row per epoch, known columns first in a fixed order. ``val_loss``
     (and ``val_acc`` for classification) are always present, empty without a validation set."""
     history = dict(history)
-    history.setdefault("val_loss", [""] * len(history["epoch"]))
+    n = len(history.get("epoch", []))
+    history.setdefault("epoch", [])
+    history.setdefault("val_loss", [""] * n)
     if "train_acc" in history:
-        history.setdefault("val_acc", [""] * len(history["epoch"]))
+        history.setdefault("val_acc", [""] * n)
     keys = [k for k in METRIC_ORDER if k in history] + [k for k in history if k not in METRIC_ORDER]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(keys)
-    for i in range(len(history["epoch"])):
+    for i in range(n):
         w.writerow([f"{history[k][i]:.6g}" if isinstance(history[k][i], float) else history[k][i] for k in keys])
     return buf.getvalue()
 
@@ -70,40 +77,105 @@ def metrics_csv(history: dict) -> str:
 def write_plots(exp: Experiment, history: dict, run_dir: Path) -> None:
     from . import plots
 
+    if not history.get("epoch"):
+        return
     plots.plot_curves(history, "loss", run_dir / "loss.png", f"{exp.cfg.name}: loss")
     if exp.loss.classification:
         plots.plot_curves(history, "acc", run_dir / "accuracy.png", f"{exp.cfg.name}: accuracy")
         if exp.data.n_features == 2:
             def predict(X):
                 exp.model.eval()
-                out = exp.model.forward(X)
-                return exp.loss.predict(out)
+                return exp.loss.predict(exp.model.forward(X))
             y = exp.data.y_train if exp.data.y_train.ndim == 1 else exp.data.y_train[:, 0]
             plots.plot_decision_boundary(predict, exp.data.X_train, y.astype(int), run_dir / "decision_boundary.png",
                                          f"{exp.cfg.name}: decision boundary (training points)")
 
 
+@contextmanager
+def stop_on_sigint(trainer: Trainer):
+    """While training, Ctrl-C asks the trainer to stop after its current step (a second Ctrl-C
+    stops at once)."""
+    def handler(signum, frame):
+        if trainer.stop_requested:
+            raise KeyboardInterrupt
+        trainer.stop_requested = True
+    try:
+        previous = signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def epoch_line(cfg: Config, row: dict) -> str:
+    parts = [f"epoch {row['epoch']:>{len(str(cfg.training.epochs))}}/{cfg.training.epochs}",
+             f"train_loss {row['train_loss']:.4f}"]
+    parts += [f"{k} {row[k]:.4f}" for k in ("train_acc", "val_loss", "val_acc") if k in row]
+    parts += [f"lr {row['lr']:.3g}", f"{row['seconds']:.2f}s"]
+    return "  ".join(parts)
+
+
 def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
-              echo: Callable[[str], None] = print) -> dict:
-    """Prepare, train, and write the run folder. Returns the summary (also in summary.json)."""
+              echo: Callable[[str], None] = print, resume: bool = False) -> dict:
+    """Prepare, train, and write the run folder; with ``resume``, continue the run in folder
+    ``out`` from its checkpoint. Returns the summary (also in summary.json).
+
+    Raises TrainingDiverged (after saving the last finite weights) and TrainingInterrupted
+    (after writing the checkpoint) for the caller to report.
+    """
     started = time.perf_counter()
     exp = prepare(cfg)
-    run_dir = make_run_dir(out, cfg.name, overwrite)
-    files.write_text(run_dir / "config.yaml", dump_config(cfg))
+    run_dir = Path(out) if resume else make_run_dir(out, cfg.name, overwrite)
+    ckpt = load_checkpoint(run_dir / "checkpoint.npz") if resume else None
+    if not resume:
+        files.write_text(run_dir / "config.yaml", dump_config(cfg))
     d = exp.data
     echo(f"{cfg.name}: {len(d.X_train)} train / {0 if d.X_val is None else len(d.X_val)} val / "
          f"{0 if d.X_test is None else len(d.X_test)} test samples, {d.n_features} features, "
          f"{exp.model.n_params:,} parameters, {cfg.dtype}")
+    recorder = Recorder(cfg.diagnostics, echo) if cfg.diagnostics.enabled else None
+    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, lambda row: echo(epoch_line(cfg, row)),
+                      lambda: checkpoint(), recorder)
 
-    def on_epoch(row):
-        parts = [f"epoch {row['epoch']:>{len(str(cfg.training.epochs))}}/{cfg.training.epochs}",
-                 f"train_loss {row['train_loss']:.4f}"]
-        parts += [f"{k} {row[k]:.4f}" for k in ("train_acc", "val_loss", "val_acc") if k in row]
-        parts += [f"lr {row['lr']:.3g}", f"{row['seconds']:.2f}s"]
-        echo("  ".join(parts))
+    def checkpoint():
+        save_checkpoint(run_dir / "checkpoint.npz", trainer)
+        if recorder:
+            files.write_text(run_dir / "diagnostics.csv", recorder.csv())
 
-    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, on_epoch)
-    history = trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val).columns
+    if resume:
+        restore(trainer, ckpt, run_dir / "checkpoint.npz")
+        if recorder and (run_dir / "diagnostics.csv").exists():
+            recorder.load_csv((run_dir / "diagnostics.csv").read_text(), before_step=trainer.step_count)
+        echo(f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}")
+    else:
+        warning = initial_loss_warning(exp)
+        if warning:
+            echo(warning)
+    status = "completed"
+    try:
+        with stop_on_sigint(trainer):
+            trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
+        if trainer.stopped_early:
+            status = "stopped_early"
+    except TrainingDiverged as e:
+        e.run_dir = run_dir
+        finish(exp, trainer, run_dir, "diverged", started, echo, str(e))
+        raise
+    except TrainingInterrupted as e:
+        e.run_dir = run_dir
+        finish(exp, trainer, run_dir, "interrupted", started, echo, "interrupted by the user (SIGINT)")
+        raise
+    return finish(exp, trainer, run_dir, status, started, echo)
+
+
+def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, started: float, echo,
+           reason: str | None = None) -> dict:
+    """Write model.npz, metrics.csv, plots and summary.json for a run in any final state."""
+    cfg, d = exp.cfg, exp.data
+    history = trainer.history.columns
     save_model(exp.model, run_dir / "model.npz", extra={"config_name": cfg.name, "n_classes": d.n_classes,
                                                         "loss": cfg.loss})
     files.write_text(run_dir / "metrics.csv", metrics_csv(history))
@@ -111,25 +183,48 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
     summary = {
         "name": cfg.name,
         "seed": cfg.seed,
-        "epochs_run": len(history["epoch"]),
+        "status": status,
+        "stop_reason": reason,
+        "epochs_run": len(history.get("epoch", [])),
+        "steps": trainer.step_count,
         "stopped_early": trainer.stopped_early,
-        "best_epoch": best["epoch"],
-        "best": {k: v for k, v in best["metrics"].items() if k not in ("epoch", "seconds")},
+        "best_epoch": best.get("epoch"),
+        "best": {k: v for k, v in best.get("metrics", {}).items() if k not in ("epoch", "seconds")},
         "final": {k: v[-1] for k, v in history.items() if k not in ("epoch", "seconds")},
         "n_params": exp.model.n_params,
     }
-    if d.X_test is not None:
+    if d.X_test is not None and status != "diverged":
         summary["test"] = evaluate(exp.model, exp.loss, d.X_test, d.y_test)
     write_plots(exp, history, run_dir)
+    if trainer.recorder and trainer.recorder.rows:
+        from . import plots_diagnostics
+        files.write_text(run_dir / "diagnostics.csv", trainer.recorder.csv())
+        plots_diagnostics.plot_diagnostics(trainer.recorder.rows, run_dir, cfg.name)
     summary["wall_seconds"] = round(time.perf_counter() - started, 3)
     summary["run_dir"] = str(run_dir)
     files.write_json(run_dir / "summary.json", summary)
-    monitor = next(k for k in ("val_loss", "train_loss") if k in best["metrics"])
-    acc = next((k for k in ("val_acc", "train_acc") if k in best["metrics"]), None)
-    line = f"best {monitor} {best['metrics'][monitor]:.4f} at epoch {best['epoch']}"
+    if status in ("completed", "stopped_early"):
+        echo(final_line(summary, run_dir))
+    return summary
+
+
+def final_line(summary: dict, run_dir: Path) -> str:
+    best = summary["best"]
+    monitor = next(k for k in ("val_loss", "train_loss") if k in best)
+    acc = next((k for k in ("val_acc", "train_acc") if k in best), None)
+    line = f"best {monitor} {best[monitor]:.4f} at epoch {summary['best_epoch']}"
     if acc:
-        line += f" ({acc} {best['metrics'][acc]:.4f})"
+        line += f" ({acc} {best[acc]:.4f})"
     if "test" in summary:
         line += "; test " + ", ".join(f"{k} {v:.4f}" for k, v in summary["test"].items())
-    echo(f"{line}; run folder: {run_dir}")
-    return summary
+    return f"{line}; run folder: {run_dir}"
+
+
+def resume_run(run_dir: str, echo: Callable[[str], None] = print) -> dict:
+    """Continue the run in ``run_dir`` with its saved config from its checkpoint."""
+    path = Path(run_dir)
+    if not (path / "config.yaml").is_file():
+        raise ConfigError(f"{path}: not a run folder (no config.yaml)")
+    if not (path / "checkpoint.npz").is_file():
+        raise ConfigError(f"{path}: has no checkpoint.npz to resume from (was training.checkpoint_every 0?)")
+    return train_run(load_config(path / "config.yaml"), str(path), echo=echo, resume=True)

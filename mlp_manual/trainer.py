@@ -1,5 +1,9 @@
 """The training loop: batches, forward, loss, backward in reverse, optimizer step, metrics.
 
+It also keeps everything a checkpoint needs to resume bit for bit (epoch, step, position in
+the epoch, early-stopping state), stops cleanly when asked to, and stops with the name of the
+layer at fault when the loss or a gradient stops being finite.
+
 N = samples, B = batch size, D = features, K = output units.
 """
 
@@ -10,9 +14,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .config import Config
+from .diagnostics import Recorder, forward_watched, locate_nonfinite
+from .errors import TrainingDiverged, TrainingInterrupted
 from .losses import LossSpec
 from .model import Model
-from .optimizers import Optimizer, clip_grad_norm, make_optimizer
+from .optimizers import Optimizer, make_optimizer
 from .schedules import Schedule
 
 
@@ -30,14 +36,19 @@ def evaluate(model: Model, loss: LossSpec, X: np.ndarray, y: np.ndarray, batch_s
         value, _ = loss.fn(out, yb)
         total += value * len(out)
         if loss.classification:
-            labels = yb if yb.ndim == 1 else yb[:, 0]
-            correct += int((loss.predict(out) == labels).sum())
+            correct += count_correct(loss, out, yb)
     for layer, mode in zip(model.layers, was_training):
         layer.train(mode)
     metrics = {"loss": total / len(X)}
     if loss.classification:
         metrics["acc"] = correct / len(X)
     return metrics
+
+
+def count_correct(loss: LossSpec, out: np.ndarray, y: np.ndarray) -> int:
+    """Correct class predictions in a batch of outputs (N, K)."""
+    labels = y if y.ndim == 1 else y[:, 0]
+    return int((loss.predict(out) == labels).sum())
 
 
 def batch_bounds(n: int, batch_size: int) -> list[tuple[int, int]]:
@@ -62,98 +73,145 @@ class History:
     def __getitem__(self, key: str) -> list:
         return self.columns[key]
 
-    def rows(self) -> list[dict]:
-        keys = list(self.columns)
-        return [dict(zip(keys, vals)) for vals in zip(*self.columns.values())]
+
+def grad_norm_sq(model: Model) -> float:
+    """Sum of squares of every gradient: inf or nan as soon as one entry is not finite."""
+    return sum(float(np.vdot(g[k], g[k])) for _, _, g, k in model.named_params())
 
 
 class Trainer:
     """Runs the configured training of ``model`` with ``loss`` on (train, val) arrays.
 
-    ``on_epoch(row)`` is called after each epoch with that epoch's metrics.
+    ``on_epoch(row)`` is called after each epoch with its metrics, before ``on_checkpoint()``,
+    which is called at every ``training.checkpoint_every``-th epoch and when training is
+    interrupted. Set ``stop_requested`` (e.g. from a signal handler) to stop after the
+    current step with TrainingInterrupted.
     """
 
     def __init__(self, model: Model, loss: LossSpec, cfg: Config, rng: np.random.Generator,
-                 on_epoch: Callable[[dict], None] | None = None):
+                 on_epoch: Callable[[dict], None] | None = None,
+                 on_checkpoint: Callable[[], None] | None = None,
+                 recorder: Recorder | None = None):
         self.model, self.loss, self.cfg, self.rng = model, loss, cfg, rng
         self.optimizer: Optimizer = make_optimizer(cfg.optimizer)
         self.on_epoch = on_epoch or (lambda row: None)
+        self.on_checkpoint = on_checkpoint or (lambda: None)
+        self.recorder = recorder
         self.history = History()
+        self.epoch = 0  # completed epochs
         self.step_count = 0
+        self.epoch_state: dict | None = None  # position inside an interrupted epoch
         self.best: dict = {}
+        self.best_value, self.bad_epochs = np.inf, 0
         self.stopped_early = False
+        self.stop_requested = False
 
-    def train_step(self, Xb: np.ndarray, yb: np.ndarray, lr: float) -> tuple[float, int]:
+    def train_step(self, Xb: np.ndarray, yb: np.ndarray, lr: float, watch=None) -> tuple[float, int]:
         """One optimizer update on a batch, accumulated over ``optimizer.accumulate`` micro-batches.
 
         Each micro-batch's loss gradient is weighted by its share of the batch, so the summed
-        gradients equal those of the whole batch at once. Returns (mean loss, correct predictions).
+        gradients equal those of the whole batch at once. Raises TrainingDiverged, before any
+        weight changes, when the loss or a gradient is not finite.
+        Returns (mean loss, correct predictions).
         """
         model, n = self.model, len(Xb)
         parts = np.array_split(np.arange(n), min(self.cfg.optimizer.accumulate, n))
         total, correct, summed = 0.0, 0, None
         for idx in parts:
             Xm, ym = (Xb, yb) if len(parts) == 1 else (Xb[idx], yb[idx])
-            out = model.forward(Xm)  # (B, K)
+            out = model.forward(Xm) if watch is None else forward_watched(model, Xm, watch)  # (B, K)
             value, dout = self.loss.fn(out, ym)
             if len(parts) > 1:
                 dout *= dout.dtype.type(len(idx) / n)
             model.backward(dout)
             total += value * len(idx) / n
             if self.loss.classification:
-                labels = ym if ym.ndim == 1 else ym[:, 0]
-                correct += int((self.loss.predict(out) == labels).sum())
+                correct += count_correct(self.loss, out, ym)
             if len(parts) > 1:
                 grads = [g[k] for _, _, g, k in model.named_params()]
                 summed = [x.copy() for x in grads] if summed is None else [s + x for s, x in zip(summed, grads)]
         if summed is not None:
             for (_, _, g, k), s in zip(model.named_params(), summed):
                 g[k] = s
-        if self.cfg.optimizer.clip_norm:
-            clip_grad_norm(model, self.cfg.optimizer.clip_norm)
+        with np.errstate(over="ignore", invalid="ignore"):
+            norm_sq = grad_norm_sq(model)
+        if not (np.isfinite(total) and np.isfinite(norm_sq)):
+            raise TrainingDiverged(self.step_count, locate_nonfinite(model, self.loss.fn, Xb, yb))
+        clip = self.cfg.optimizer.clip_norm
+        if clip and norm_sq > clip * clip:
+            scale = clip / (np.sqrt(norm_sq) + 1e-12)
+            for _, _, g, k in model.named_params():
+                g[k] *= g[k].dtype.type(scale)
         self.optimizer.step(model, lr)
         self.step_count += 1
         return total, correct
 
+    def _record_every(self, steps_per_epoch: int) -> int:
+        every = self.cfg.diagnostics.every
+        return every if every > 0 else steps_per_epoch
+
     def fit(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray | None = None,
             y_val: np.ndarray | None = None) -> History:
-        """Train for the configured epochs (or until early stopping) and return the history."""
+        """Train from the current epoch to the configured last one (or until early stopping)."""
         tcfg, es = self.cfg.training, self.cfg.training.early_stopping
         bounds = batch_bounds(len(X), tcfg.batch_size)
         schedule = Schedule(self.cfg.schedule, self.cfg.optimizer.lr, len(bounds), tcfg.epochs)
         monitor = es.monitor if X_val is not None else "train_loss"
         sign = -1.0 if monitor.endswith("acc") else 1.0  # minimise sign * metric
-        best_value, bad_epochs = np.inf, 0
+        every = self._record_every(len(bounds))
         self.model.train()
-        for epoch in range(1, tcfg.epochs + 1):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # non-finite values are caught per step
+            return self._epochs(X, y, X_val, y_val, bounds, schedule, monitor, sign, every)
+
+    def _epochs(self, X, y, X_val, y_val, bounds, schedule, monitor, sign, every) -> History:
+        tcfg, es = self.cfg.training, self.cfg.training.early_stopping
+        for epoch in range(self.epoch + 1, tcfg.epochs + 1):
             start = time.perf_counter()
-            order = self.rng.permutation(len(X)) if tcfg.shuffle else np.arange(len(X))
-            lr = schedule.lr(self.step_count)
-            loss_sum, correct = 0.0, 0
-            for a, b in bounds:
-                idx = order[a:b]
+            state = self.epoch_state or {"order": self.rng.permutation(len(X)) if tcfg.shuffle else np.arange(len(X)),
+                                         "next_batch": 0, "loss_sum": 0.0, "correct": 0, "seconds": 0.0}
+            self.epoch_state = None
+            order = state["order"]
+            lr = schedule.lr(max(self.step_count - 1, 0))
+            for b in range(state["next_batch"], len(bounds)):
+                lo, hi = bounds[b]
+                idx = order[lo:hi]
                 lr = schedule.lr(self.step_count)
-                value, right = self.train_step(X[idx], y[idx], lr)
-                loss_sum += value * (b - a)
-                correct += right
-            row = {"epoch": epoch, "lr": lr, "train_loss": loss_sum / len(X)}
+                step = self.step_count
+                record = self.recorder is not None and (step + 1) % every == 0
+                before = {name: p[k].copy() for name, p, _, k in self.model.named_params()} if record else None
+                value, right = self.train_step(X[idx], y[idx], lr,
+                                               self.recorder.record_activations(step) if record else None)
+                if record:
+                    self.recorder.record_step(step, self.model, before)
+                state["loss_sum"] += value * (hi - lo)
+                state["correct"] += right
+                if self.stop_requested:
+                    state.update(next_batch=b + 1, seconds=state["seconds"] + time.perf_counter() - start)
+                    self.epoch_state = state
+                    self.on_checkpoint()
+                    raise TrainingInterrupted()
+            row = {"epoch": epoch, "lr": lr, "train_loss": state["loss_sum"] / len(X)}
             if self.loss.classification:
-                row["train_acc"] = correct / len(X)
+                row["train_acc"] = state["correct"] / len(X)
             if X_val is not None:
                 row.update({f"val_{k}": v for k, v in evaluate(self.model, self.loss, X_val, y_val).items()})
-            row["seconds"] = time.perf_counter() - start
+            row["seconds"] = state["seconds"] + time.perf_counter() - start
             self.history.append(row)
+            self.epoch = epoch
             self.on_epoch(row)
             value = sign * row[monitor]
-            if value < best_value - es.min_delta:
-                best_value, bad_epochs = value, 0
+            if value < self.best_value - es.min_delta:
+                self.best_value, self.bad_epochs = value, 0
                 self.best = {"epoch": epoch, "metrics": dict(row),
                              "state": {k: v.copy() for k, v in self.model.state().items()}}
             else:
-                bad_epochs += 1
-                if es.patience and bad_epochs >= es.patience:
-                    self.stopped_early = True
-                    break
+                self.bad_epochs += 1
+            stop = bool(es.patience) and self.bad_epochs >= es.patience
+            if tcfg.checkpoint_every and (epoch % tcfg.checkpoint_every == 0 or stop or epoch == tcfg.epochs):
+                self.on_checkpoint()
+            if stop:
+                self.stopped_early = True
+                break
         if es.restore_best and es.patience and self.best:
             self.model.load_state(self.best["state"])
         return self.history

@@ -1,46 +1,109 @@
 """mlp-train: train a model from a YAML config and write a run folder."""
 
+import sys
+
 import click
 
 from ..config import load_config
-from ..runs import train_run
+from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
+from ..experiment import prepare
+from ..runs import make_run_dir, resume_run, train_run
 from .common import user_errors
+
+DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--config", "config_path", required=True, metavar="PATH", help="YAML config file.")
+@click.option("--config", "config_path", metavar="PATH", help="YAML config file.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a config key, e.g. --set optimizer.lr=0.05 (repeatable; VALUE is YAML).")
 @click.option("--out", metavar="DIR", help="Run folder (default runs/<config name>-<timestamp>).")
 @click.option("--overwrite", is_flag=True, help="Allow --out to name a folder that holds an earlier run.")
 @click.option("--seed", type=int, help="Random seed (same as --set seed=N).")
 @click.option("--data-dir", metavar="DIR", help="Folder holding downloaded datasets (same as --set data.data_dir=DIR).")
-@click.option("--quiet", "-q", is_flag=True, help="Print only the final line.")
+@click.option("--diagnostics", is_flag=True, help="Record gradient flow per layer (same as --set diagnostics.enabled=true).")
+@click.option("--resume", "resume_dir", metavar="RUN_DIR", help="Continue an interrupted run from its checkpoint.")
+@click.option("--overfit-batch", type=click.IntRange(min=1), metavar="N",
+              help="Only check that the model can memorise one batch of N examples.")
+@click.option("--max-steps", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Step budget of --overfit-batch.")
+@click.option("--find-lr", is_flag=True, help="Only sweep the learning rate and write lr_find.png.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only the final line (and warnings).")
 @user_errors
-def main(config_path, overrides, out, overwrite, seed, data_dir, quiet):
+def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, resume_dir, overfit_batch,
+         max_steps, find_lr, quiet):
     """Train the model a config describes and write a run folder with metrics, plots and the model.
 
     \b
     Examples:
       mlp-train --config configs/xor.yaml
       mlp-train --config configs/moons.yaml --set optimizer.lr=0.05 --out runs/moons-lr05
+      mlp-train --config configs/spirals.yaml --diagnostics
+      mlp-train --resume runs/spirals-20261121-170102
+      mlp-train --config configs/digits.yaml --overfit-batch 20
+      mlp-train --config configs/moons.yaml --find-lr
+
+    Exit codes: 0 done, 1 a mistake in the input, 2 a usage error, 3 training diverged
+    (non-finite loss or gradient), 130 interrupted with Ctrl-C (resume with --resume).
     """
-    overrides = list(overrides)
-    if seed is not None:
-        overrides.append(f"seed={seed}")
-    if data_dir is not None:
-        overrides.append(f"data.data_dir={data_dir}")
-    cfg = load_config(config_path, overrides)
+    if resume_dir and (config_path or overrides or seed is not None or data_dir or diagnostics):
+        raise click.UsageError("--resume continues a run with its saved config; it takes no --config, --set, "
+                               "--seed, --data-dir or --diagnostics")
+    if not resume_dir and not config_path:
+        raise click.UsageError("Missing option '--config' (or --resume RUN_DIR).")
     lines = []
 
     def echo(line):
         lines.append(line)
-        if not quiet:
-            click.echo(line)
+        loud = line.startswith(("WARNING", "VANISHING", "EXPLODING", "DEAD"))
+        if not quiet or loud:
+            click.echo(line, err=loud)
 
-    train_run(cfg, out, overwrite, echo)
-    if quiet:
+    try:
+        if resume_dir:
+            resume_run(resume_dir, echo)
+        else:
+            overrides = list(overrides)
+            if seed is not None:
+                overrides.append(f"seed={seed}")
+            if data_dir is not None:
+                overrides.append(f"data.data_dir={data_dir}")
+            if diagnostics:
+                overrides.append("diagnostics.enabled=true")
+            cfg = load_config(config_path, overrides)
+            if overfit_batch:
+                from ..sanity import overfit_batch as run_overfit
+                if not run_overfit(prepare(cfg), overfit_batch, max_steps, echo):
+                    sys.exit(1)
+                return
+            if find_lr:
+                return run_find_lr(cfg, out, overwrite, echo)
+            train_run(cfg, out, overwrite, echo)
+    except TrainingDiverged as e:
+        click.echo(f"Error: {e}. The last finite weights are saved in {e.run_dir / 'model.npz'} and "
+                   f"{e.run_dir / 'summary.json'} says why it stopped. Try a lower learning rate "
+                   "(optimizer.lr) or gradient clipping (optimizer.clip_norm).", err=True)
+        sys.exit(DIVERGED_EXIT)
+    except TrainingInterrupted as e:
+        click.echo(f"Interrupted: checkpoint saved in {e.run_dir}. Resume with: mlp-train --resume {e.run_dir}",
+                   err=True)
+        sys.exit(INTERRUPTED_EXIT)
+    if quiet and lines:
         click.echo(lines[-1])
+
+
+def run_find_lr(cfg, out, overwrite, echo):
+    from .. import plots_diagnostics
+    from ..sanity import find_lr
+
+    exp = prepare(cfg)
+    run_dir = make_run_dir(out, f"{cfg.name}-lr-find", overwrite)
+    lrs, losses, suggested = find_lr(exp)
+    if not lrs:
+        raise ConfigError("the learning-rate sweep diverged at its first step")
+    plots_diagnostics.plot_lr_find(lrs, losses, suggested, run_dir / "lr_find.png", cfg.name)
+    echo(f"swept the learning rate from {lrs[0]:.1e} to {lrs[-1]:.1e} over {len(lrs)} steps; "
+         f"suggested optimizer.lr {suggested:.2g}; plot: {run_dir / 'lr_find.png'}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,52 @@
+"""mlp-plot: overlay the curves of several runs, or redraw one run's plots."""
+
+from pathlib import Path
+
+import click
+
+from ..compare import read_metrics, run_labels
+from ..errors import ConfigError
+from .common import user_errors
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("run_dirs", nargs=-1, required=True, metavar="RUN_DIR [RUN_DIR ...]")
+@click.option("-o", "--out", metavar="PNG", help="Output image (default compare.png; with one run, its own folder).")
+@click.option("--metric", default="val_loss", show_default=True,
+              help="Column of metrics.csv to compare: train_loss, val_loss, train_acc, val_acc, lr, ...")
+@user_errors
+def main(run_dirs, out, metric):
+    """Compare runs: one line per run of METRIC against the epoch, labelled by what differs between
+    their configs (e.g. lr=0.1 vs lr=0.01). With a single RUN_DIR and no -o, redraw that run's
+    loss.png and accuracy.png from its metrics.csv.
+
+    \b
+    Examples:
+      mlp-plot runs/moons-a runs/moons-b -o compare.png
+      mlp-plot runs/moons-* --metric val_acc
+      mlp-plot runs/moons-a
+    """
+    from .. import plots, plots_diagnostics
+
+    dirs = [Path(d) for d in run_dirs]
+    metrics = [read_metrics(d) for d in dirs]
+    if len(dirs) == 1 and out is None:
+        history = {k: v for k, v in metrics[0].items() if any(x is not None for x in v)}
+        plots.plot_curves(history, "loss", dirs[0] / "loss.png", f"{dirs[0].name}: loss")
+        if "train_acc" in history:
+            plots.plot_curves(history, "acc", dirs[0] / "accuracy.png", f"{dirs[0].name}: accuracy")
+        click.echo(f"redrew the plots of {dirs[0]} from its metrics.csv")
+        return
+    for d, m in zip(dirs, metrics):
+        if metric not in m or all(v is None for v in m[metric]):
+            raise ConfigError(f"{d}: metrics.csv has no {metric} values; columns: {', '.join(m)}")
+    curves = [(label, m["epoch"], m[metric]) for label, m in zip(run_labels(dirs), metrics)]
+    values = [v for _, _, vs in curves for v in vs if v is not None and v > 0]
+    log = metric.endswith("loss") and bool(values) and max(values) / min(values) > 100
+    path = Path(out or "compare.png")
+    plots_diagnostics.plot_compare(curves, metric, path, f"{metric} per epoch", log)
+    click.echo(f"wrote {path}: {len(dirs)} runs, " + "; ".join(label for label, _, _ in curves))
+
+
+if __name__ == "__main__":
+    main()

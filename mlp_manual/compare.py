@@ -1,0 +1,53 @@
+"""Reading finished run folders back: their metrics and what differs between their configs."""
+
+import csv
+from pathlib import Path
+
+import yaml
+
+from .errors import ConfigError
+
+
+def read_metrics(run_dir: Path) -> dict[str, list]:
+    """metrics.csv as {column: [values]}; empty cells become None."""
+    path = Path(run_dir) / "metrics.csv"
+    if not path.is_file():
+        raise ConfigError(f"{run_dir}: not a run folder (no metrics.csv)")
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise ConfigError(f"{path}: holds no epochs")
+    return {k: [float(r[k]) if r[k] not in ("", None) else None for r in rows] for k in rows[0]}
+
+
+def _flatten(d, prefix=""):
+    out = {}
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+def run_labels(run_dirs: list[Path]) -> list[str]:
+    """A legend label per run from the config keys whose values differ, e.g. ``lr=0.1``.
+    Keys are shortened to their last part when that stays unambiguous; when more than three
+    keys differ, the run folders' names are used instead."""
+    configs = []
+    for d in run_dirs:
+        path = Path(d) / "config.yaml"
+        try:
+            raw = yaml.safe_load(path.read_text()) if path.is_file() else {}
+        except yaml.YAMLError:
+            raw = {}
+        configs.append(_flatten(raw if isinstance(raw, dict) else {}))
+    keys = sorted({k for c in configs for k in c} - {"name"})
+    differ = [k for k in keys if len({repr(c.get(k)) for c in configs}) > 1]
+    short = {k: k.rsplit(".", 1)[-1] for k in differ}
+    if len(set(short.values())) < len(short):
+        short = {k: k for k in differ}
+    if not differ or len(differ) > 3 or len(run_dirs) == 1:  # too many differences to read as a legend
+        return [Path(d).name for d in run_dirs]
+    return [", ".join(f"{short[k]}={c.get(k)}" for k in differ) for c in configs]

@@ -1,0 +1,149 @@
+"""Looking inside training: gradient flow per layer, dead and saturated units, and the layer
+where numbers first stop being finite.
+
+Statistics per parameter tensor (named ``layers.<i>.<key>``): ``grad_norm``, ``weight_norm``,
+``update_ratio`` = ||lr * update|| / ||W||. Per layer output: ``act_mean``, ``act_std``, and
+``dead_fraction`` (ReLU family: units that are zero for the whole batch) or
+``saturated_fraction`` (sigmoid, tanh: units beyond 0.99 of their range for the whole batch).
+"""
+
+import numpy as np
+
+from .config import DiagnosticsConfig
+from .layers import LeakyReLU, ReLU, Sigmoid, Tanh
+
+
+def forward_watched(model, x: np.ndarray, watch) -> np.ndarray:
+    """``model.forward`` that shows each layer's output to ``watch(index, layer, out)``."""
+    for i, layer in enumerate(model.layers):
+        x = layer.forward(x)
+        watch(i, layer, x)
+    return x
+
+
+def unit_fraction(layer, out: np.ndarray) -> tuple[str, float] | None:
+    """("dead_fraction", f) for ReLU-family layers, ("saturated_fraction", f) for sigmoid and tanh."""
+    if isinstance(layer, ReLU):
+        return "dead_fraction", float(np.mean(np.all(out <= 0, axis=0)))
+    if isinstance(layer, LeakyReLU):
+        return "dead_fraction", float(np.mean(np.all(layer.x <= 0, axis=0)))
+    if isinstance(layer, Tanh):
+        return "saturated_fraction", float(np.mean(np.all(np.abs(out) > 0.99, axis=0)))
+    if isinstance(layer, Sigmoid):
+        return "saturated_fraction", float(np.mean(np.all(np.abs(2 * out - 1) > 0.99, axis=0)))
+    return None
+
+
+def _norm(a: np.ndarray) -> float:
+    return float(np.sqrt(np.vdot(a, a)))
+
+
+def gradient_table(model, lr: float | None = None, before: dict | None = None) -> str:
+    """The table to print after any backward: layer, grad norm, param norm, ratio, status.
+
+    ratio is ||lr * update|| / ||W|| when ``before`` (parameters before the optimizer step) is
+    given, else ||lr * grad|| / ||W|| when ``lr`` is, else ||grad|| / ||W||.
+    """
+    rows = [("tensor", "shape", "grad norm", "param norm", "ratio", "status")]
+    for name, p, g, k in model.named_params():
+        gn, pn = _norm(g[k]), _norm(p[k])
+        if before is not None:
+            num = _norm(p[k] - before[name])
+        else:
+            num = gn * (lr if lr is not None else 1.0)
+        ratio = num / pn if pn > 0 else float("inf")
+        status = ("NON-FINITE" if not np.isfinite(gn) else "VANISHING" if pn > 0 and gn / pn < 1e-7
+                  else "ok")
+        rows.append((name, "x".join(map(str, p[k].shape)), f"{gn:.3e}", f"{pn:.3e}", f"{ratio:.2e}", status))
+    widths = [max(len(r[c]) for r in rows) for c in range(6)]
+    lines = ["  ".join(v.ljust(w) if c in (0, 1, 5) else v.rjust(w) for c, (v, w) in enumerate(zip(r, widths)))
+             for r in rows]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def locate_nonfinite(model, loss_fn, X: np.ndarray, y: np.ndarray) -> str:
+    """Run forward, then backward, layer by layer and name the first place that is not finite:
+    a layer's output (forward order), the loss, or a gradient (forward order)."""
+    found = []
+
+    def watch(i, layer, out):
+        if not found and not np.all(np.isfinite(out)):
+            found.append(f"the output of layer {i} ({layer!r}) is not finite")
+
+    with np.errstate(all="ignore"):
+        out = forward_watched(model, X, watch)
+        if found:
+            return found[0]
+        value, dout = loss_fn(out, y)
+        if not np.isfinite(value):
+            return "the loss is not finite although every layer output is"
+        bad_grads = []
+        for i in reversed(range(len(model.layers))):
+            layer = model.layers[i]
+            dout = layer.backward(dout)
+            if not np.all(np.isfinite(dout)) or any(not np.all(np.isfinite(v)) for v in layer.grads.values()):
+                bad_grads.append(i)
+    if bad_grads:
+        i = min(bad_grads)
+        return f"the gradient of layer {i} ({model.layers[i]!r}) is not finite"
+    return "the gradients are too large to square in this dtype (their norm overflows)"
+
+
+class Recorder:
+    """Collects diagnostics rows (step, layer, tensor, stat, value) and prints warnings."""
+
+    def __init__(self, cfg: DiagnosticsConfig, echo):
+        self.cfg, self.echo = cfg, echo
+        self.rows: list[tuple[int, int, str, str, float]] = []
+        self.grad_history: dict[str, list[float]] = {}
+
+    def record_activations(self, step: int):
+        """A ``watch`` function for ``forward_watched`` that records output statistics."""
+        def watch(i, layer, out):
+            name = f"layers.{i}"
+            self.rows.append((step, i, name, "act_mean", float(out.mean())))
+            self.rows.append((step, i, name, "act_std", float(out.std())))
+            frac = unit_fraction(layer, out)
+            if frac:
+                self.rows.append((step, i, name, *frac))
+                if frac[0] == "dead_fraction" and frac[1] > self.cfg.dead_fraction:
+                    self.echo(f"DEAD step {step}: layer {i} ({layer!r}) has {frac[1]:.0%} of its units "
+                              "zero for the whole batch")
+        return watch
+
+    def record_step(self, step: int, model, before: dict[str, np.ndarray]) -> None:
+        """Gradient and weight norms and update ratios after an optimizer step; ``before`` holds
+        the parameters as they were before it."""
+        for name, p, g, k in model.named_params():
+            i = int(name.split(".")[1])
+            gn, pn = _norm(g[k]), _norm(before[name])
+            ratio = _norm(p[k] - before[name]) / pn if pn > 0 else float("nan")
+            self.rows += [(step, i, name, "grad_norm", gn), (step, i, name, "weight_norm", pn),
+                          (step, i, name, "update_ratio", ratio)]
+            history = self.grad_history.setdefault(name, [])
+            median = float(np.median(history)) if history else None
+            if pn > 0 and gn / pn < self.cfg.vanishing:
+                self.echo(f"VANISHING step {step}: {name} gradient norm {gn:.2e} is {gn / pn:.1e} of its "
+                          f"weight norm {pn:.2e}")
+            if (self.cfg.max_grad_norm and gn > self.cfg.max_grad_norm) or \
+                    (median and len(history) >= 3 and gn > self.cfg.explode_factor * median):
+                why = (f"above the bound {self.cfg.max_grad_norm:g}" if self.cfg.max_grad_norm and
+                       gn > self.cfg.max_grad_norm else f"{gn / median:.0f}x its running median {median:.2e}")
+                self.echo(f"EXPLODING step {step}: {name} gradient norm {gn:.2e} is {why}")
+            history.append(gn)
+
+    def load_csv(self, text: str, before_step: int) -> None:
+        """Take back the rows of an earlier diagnostics.csv that precede ``before_step``."""
+        for line in text.splitlines()[1:]:
+            step, layer, tensor, stat, value = line.split(",")
+            if int(step) < before_step:
+                self.rows.append((int(step), int(layer), tensor, stat, float(value)))
+                if stat == "grad_norm":
+                    self.grad_history.setdefault(tensor, []).append(float(value))
+
+    def csv(self) -> str:
+        """diagnostics.csv: tidy, one row per step, layer, tensor and statistic."""
+        lines = ["step,layer,tensor,stat,value"]
+        lines += [f"{s},{i},{t},{k},{v:.6g}" for s, i, t, k, v in self.rows]
+        return "\n".join(lines) + "\n"

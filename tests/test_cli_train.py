@@ -1,0 +1,120 @@
+"""mlp-train end to end through click's CliRunner: the run folder and every user mistake."""
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from mlp_manual.cli.train import main
+from mlp_manual.config import load_config
+from mlp_manual.model_file import load_model
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def run(*args):
+    result = CliRunner().invoke(main, list(args))
+    assert "Traceback" not in result.output
+    return result
+
+
+def test_xor_run_folder_has_every_file(tmp_path):
+    out = tmp_path / "run"
+    result = run("--config", "configs/xor.yaml", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert "epoch 300/300" in result.output and f"run folder: {out}" in result.output.splitlines()[-1]
+    for name in ("loss.png", "accuracy.png", "decision_boundary.png"):
+        assert (out / name).read_bytes()[:8] == PNG, name
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["final"]["train_acc"] == 1.0 and summary["epochs_run"] == 300 and summary["n_params"] == 42
+    for key in ("best_epoch", "stopped_early", "seed", "wall_seconds", "best"):
+        assert key in summary
+    header = (out / "metrics.csv").read_text().splitlines()[0]
+    assert header == "epoch,lr,train_loss,train_acc,val_loss,val_acc,seconds"
+    assert load_config(out / "config.yaml") == load_config("configs/xor.yaml")
+    model = load_model(out / "model.npz")
+    assert model.forward(np.array([[0, 1], [1, 1]], dtype=np.float32)).argmax(1).tolist() == [1, 0]
+
+
+def test_test_split_metrics_and_overrides_reach_the_resolved_config(tmp_path):
+    out = tmp_path / "run"
+    result = run("--config", "configs/moons.yaml", "--out", str(out), "--set", "training.epochs=2",
+                 "--seed", "3", "--quiet")
+    assert result.exit_code == 0 and len(result.output.strip().splitlines()) == 1
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["seed"] == 3 and set(summary["test"]) == {"loss", "acc"}
+    resolved = yaml.safe_load((out / "config.yaml").read_text())
+    assert resolved["training"]["epochs"] == 2 and resolved["seed"] == 3
+    assert resolved["optimizer"]["beta2"] == 0.999  # defaults filled in
+
+
+def test_same_seed_gives_identical_model_files(tmp_path):
+    for name in ("a", "b"):
+        assert run("--config", "configs/moons.yaml", "--out", str(tmp_path / name),
+                   "--set", "training.epochs=3", "-q").exit_code == 0
+    with np.load(tmp_path / "a" / "model.npz") as a, np.load(tmp_path / "b" / "model.npz") as b:
+        assert a.files == b.files and all(np.array_equal(a[k], b[k]) for k in a.files)
+
+
+def test_regression_run_has_no_accuracy_plot(tmp_path):
+    out = tmp_path / "run"
+    assert run("--config", "configs/sine.yaml", "--out", str(out), "--set", "training.epochs=2").exit_code == 0
+    assert (out / "loss.png").exists() and not (out / "accuracy.png").exists()
+    assert "train_acc" not in (out / "metrics.csv").read_text()
+
+
+def test_refuses_a_non_empty_out_folder_unless_overwrite(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    result = run("--config", "configs/xor.yaml", "--out", str(out))
+    assert result.exit_code == 1
+    assert f"Error: output folder {out} is not empty; pass --overwrite" in result.output
+    assert run("--config", "configs/xor.yaml", "--out", str(out), "--overwrite").exit_code == 0
+    assert (out / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--config", "nope.yaml"], "Error: nope.yaml: no such config file"),
+    (["--config", "configs/xor.yaml", "--set", "optimizer.lr"], "Error: --set 'optimizer.lr': expected KEY=VALUE"),
+    (["--config", "configs/xor.yaml", "--set", "optimizer.lrr=1"],
+     "Error: --set 'optimizer.lrr=1': unknown key 'optimizer.lrr' (did you mean 'optimizer.lr'?)"),
+    (["--config", "configs/xor.yaml", "--set", "optimizer.lr=0"],
+     "Error: configs/xor.yaml with --set optimizer.lr=0: optimizer.lr must be > 0, got 0.0"),
+    (["--config", "configs/xor.yaml", "--set", "training.batch_size=64"],
+     "Error: training.batch_size 64 is larger than the 4 training samples"),
+    (["--config", "configs/xor.yaml", "--set", "loss=bce_with_logits", "--set", "model.layers.2.units=2"],
+     "Error: bce_with_logits needs exactly 1 output unit, the model has 2"),
+    (["--config", "configs/sine.yaml", "--set", "loss=softmax_cross_entropy"],
+     "Error: softmax_cross_entropy needs class labels, but sine is a regression dataset; use mse"),
+])
+def test_user_mistakes_give_one_line_and_exit_1(args, message):
+    result = run(*args)
+    assert result.exit_code == 1
+    assert result.output.strip() == message or result.output.startswith(message), result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_bad_yaml_and_unknown_key_in_file(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("training:\n  epochs: [1\n")
+    result = run("--config", str(bad))
+    assert result.exit_code == 1 and result.output.startswith(f"Error: {bad}: invalid YAML at line")
+    typo = tmp_path / "typo.yaml"
+    typo.write_text("trainng: {epochs: 3}\n")
+    result = run("--config", str(typo))
+    assert result.output.strip() == f"Error: {typo}: unknown key 'trainng' (did you mean 'training'?)"
+
+
+def test_out_folder_that_is_a_file(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    result = run("--config", "configs/xor.yaml", "--out", str(f))
+    assert result.exit_code == 1 and result.output.strip() == f"Error: output folder {f} exists and is a file"
+
+
+def test_missing_required_option_is_a_usage_error():
+    result = run()
+    assert result.exit_code == 2 and "Missing option '--config'" in result.output

@@ -1,0 +1,78 @@
+"""Config loading, validation messages, --set overrides, and the resolved round trip."""
+
+import pytest
+import yaml
+
+from mlp_manual.config import Config, ConfigError, config_from_dict, dump_config, load_config
+
+
+def test_defaults_and_name_from_file(tmp_path):
+    path = tmp_path / "tiny.yaml"
+    path.write_text("optimizer: {lr: 0.5}\n")
+    cfg = load_config(path)
+    assert cfg.name == "tiny" and cfg.optimizer.lr == 0.5 and cfg.optimizer.name == "adam"
+    assert cfg.training == Config().training
+
+
+def test_resolved_config_round_trips(tmp_path):
+    cfg = load_config("configs/moons.yaml", ["optimizer.lr=0.05", "model.layers.0.units=7"])
+    path = tmp_path / "resolved.yaml"
+    path.write_text(dump_config(cfg))
+    assert load_config(path) == cfg
+    assert cfg.model.layers[0] == {"type": "linear", "units": 7}
+
+
+def test_set_parses_yaml_scalars_and_lists():
+    cfg = config_from_dict({}, "x", ["training.shuffle=false", "optimizer.clip_norm=1e0",
+                                     "model.layers=[{type: linear, units: 3}, relu, {type: linear}]"])
+    assert cfg.training.shuffle is False and cfg.optimizer.clip_norm == 1.0
+    assert [s["type"] for s in cfg.model.layers] == ["linear", "relu", "linear"]
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"optimizer": {"lrr": 0.1}}, "x.yaml: unknown key 'optimizer.lrr' (did you mean 'optimizer.lr'?)"),
+    ({"trainig": {}}, "x.yaml: unknown key 'trainig' (did you mean 'training'?)"),
+    ({"optimizer": {"lr": -0.1}}, "x.yaml: optimizer.lr must be > 0, got -0.1"),
+    ({"optimizer": {"lr": 0}}, "x.yaml: optimizer.lr must be > 0, got 0.0"),
+    ({"optimizer": {"lr": "fast"}}, "x.yaml: optimizer.lr must be a number, got 'fast'"),
+    ({"training": {"batch_size": 0}}, "x.yaml: training.batch_size must be > 0, got 0"),
+    ({"training": {"epochs": 2.5}}, "x.yaml: training.epochs must be an integer, got 2.5"),
+    ({"optimizer": {"name": "adma"}}, "x.yaml: optimizer.name must be one of sgd, rmsprop, adam, adamw; "
+                                      "got 'adma' (did you mean 'adam'?)"),
+    ({"loss": "cross_entropy"}, "x.yaml: loss must be one of softmax_cross_entropy, bce_with_logits, mse; got "),
+    ({"model": {"layers": ["rleu"]}}, "x.yaml: model.layers[0]: unknown layer type 'rleu' (did you mean 'relu'?)"),
+    ({"model": {"layers": [{"type": "linear", "unit": 4}]}},
+     "x.yaml: model.layers[0]: unknown option 'unit' for linear (did you mean 'units'?)"),
+    ({"model": {"layers": [{"type": "dropout", "p": 1.5}]}}, "x.yaml: model.layers[0].p must be in [0, 1)"),
+    ({"training": [1, 2]}, "x.yaml: training must be a mapping of keys to values"),
+])
+def test_validation_errors_name_the_key_and_the_file(raw, message):
+    with pytest.raises(ConfigError) as e:
+        config_from_dict(raw, "x.yaml")
+    assert str(e.value).startswith(message)
+
+
+@pytest.mark.parametrize("override, message", [
+    ("optimizer.lr", "--set 'optimizer.lr': expected KEY=VALUE"),
+    ("optimiser.lr=1", "--set 'optimiser.lr=1': unknown key 'optimiser' (did you mean 'optimizer'?)"),
+    ("optimizer.lr.x=1", "--set 'optimizer.lr.x=1': optimizer.lr is a value, not a section"),
+    ("optimizer.lr=[1", "--set 'optimizer.lr=[1': the value is not valid YAML"),
+    ("optimizer.lr=-1", "x.yaml with --set optimizer.lr=-1: optimizer.lr must be > 0"),
+])
+def test_override_errors(override, message):
+    with pytest.raises(ConfigError) as e:
+        config_from_dict({}, "x.yaml", [override])
+    assert str(e.value).startswith(message)
+
+
+def test_yaml_errors_give_the_line(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("optimizer:\n  lr: [0.1\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: invalid YAML at line 3"):
+        load_config(path)
+
+
+def test_every_shipped_config_is_valid():
+    import pathlib
+    for path in pathlib.Path("configs").glob("*.yaml"):
+        assert yaml.safe_load(dump_config(load_config(path)))

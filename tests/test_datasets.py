@@ -1,0 +1,90 @@
+"""Generated datasets, the CSV reader, splits, preprocessing and data validation."""
+
+import numpy as np
+import pytest
+
+from mlp_manual.config import DataConfig
+from mlp_manual.csvdata import read_csv
+from mlp_manual.datasets import check_arrays, load_dataset, split
+from mlp_manual.errors import DataError
+
+
+@pytest.mark.parametrize("name, features, classes", [("xor", 2, 2), ("moons", 2, 2), ("circles", 2, 2),
+                                                      ("spirals", 2, 3), ("blobs", 2, 3), ("sine", 1, None)])
+def test_generated_datasets(name, features, classes):
+    ds = load_dataset(DataConfig(name=name, val_fraction=0.0 if name == "xor" else 0.2), np.random.default_rng(0))
+    assert ds.n_features == features and ds.n_classes == classes and ds.X_train.dtype == np.float32
+    again = load_dataset(DataConfig(name=name, val_fraction=0.0 if name == "xor" else 0.2), np.random.default_rng(0))
+    assert np.array_equal(ds.X_train, again.X_train)
+
+
+def test_xor_first_copy_is_the_exact_four_points():
+    ds = load_dataset(DataConfig(name="xor", copies=3, noise=0.2, val_fraction=0), np.random.default_rng(0))
+    assert np.array_equal(ds.X_train[:4], [[0, 0], [0, 1], [1, 0], [1, 1]]) and len(ds.X_train) == 12
+    assert list(ds.y_train[:4]) == [0, 1, 1, 0]
+
+
+def test_stratified_split_keeps_class_proportions():
+    y = np.repeat([0, 1, 2], [50, 30, 20])
+    X = np.arange(100.0)[:, None]
+    _, ytr, _, yva = split(X, y, 0.2, np.random.default_rng(0), stratify=True)
+    assert list(np.bincount(yva)) == [10, 6, 4] and list(np.bincount(ytr)) == [40, 24, 16]
+
+
+def test_standardize_uses_training_statistics_only():
+    ds = load_dataset(DataConfig(name="moons", preprocess="standardize", val_fraction=0.5), np.random.default_rng(0),
+                      np.float64)
+    assert np.allclose(ds.X_train.mean(0), 0) and np.allclose(ds.X_train.std(0), 1)
+    assert not np.allclose(ds.X_val.mean(0), 0)
+
+
+def test_scale_maps_training_range_to_unit_interval():
+    ds = load_dataset(DataConfig(name="blobs", preprocess="scale"), np.random.default_rng(0), np.float64)
+    assert ds.X_train.min() == 0.0 and ds.X_train.max() == 1.0
+
+
+def test_csv_with_header_target_by_name_and_text_labels(tmp_path):
+    path = tmp_path / "iris.csv"
+    path.write_text("a,b,species\n1,2,setosa\n3,4,virginica\n5,6,setosa\n")
+    X, y, names = read_csv(path, target="species")
+    assert X.tolist() == [[1, 2], [3, 4], [5, 6]] and y.tolist() == [0, 1, 0] and names == ["setosa", "virginica"]
+    ds = load_dataset(DataConfig(name="csv", path=str(path), target="species", val_fraction=0), np.random.default_rng(0))
+    assert ds.n_classes == 2 and ds.class_names == ("setosa", "virginica")
+
+
+def test_csv_regression_and_target_index(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("0.5,1,2\n1.5,3,4\n")
+    X, y, _ = read_csv(path, target=0, header=False, task="regression")
+    assert X.tolist() == [[1, 2], [3, 4]] and y.tolist() == [[0.5], [1.5]]
+
+
+@pytest.mark.parametrize("text, kwargs, message", [
+    ("a,b\n1,2\n3\n", {}, "line 3 has 1 columns, expected 2"),
+    ("a,b\n", {}, "no data rows"),
+    ("x,y\n1,0\n", {"header": False}, "line 1, column 1: 'x' is not a number (is the first row a header?"),
+    ("a,b\n1,0.5\n", {}, "line 2: class label '0.5' is not an integer >= 0"),
+    ("a,b\n1,-1\n", {}, "line 2: class label '-1' is not an integer >= 0"),
+    ("a,b\n1,2\n", {"target": "c"}, "no column named 'c'; columns: a, b"),
+    ("a,b\n1,2\n", {"target": 5}, "target column 5 is out of range for 2 columns"),
+])
+def test_csv_errors_name_the_line(tmp_path, text, kwargs, message):
+    path = tmp_path / "d.csv"
+    path.write_text(text)
+    with pytest.raises(DataError) as e:
+        read_csv(path, **kwargs)
+    assert message in str(e.value) and str(path) in str(e.value)
+
+
+def test_missing_csv_file(tmp_path):
+    with pytest.raises(DataError, match="no such data file"):
+        read_csv(tmp_path / "nope.csv")
+
+
+def test_non_finite_inputs_and_out_of_range_labels_are_named():
+    X = np.ones((3, 2))
+    X[1, 1] = np.nan
+    with pytest.raises(DataError, match="1 non-finite values .* the first at row 1, feature 1"):
+        check_arrays("d", X, np.zeros(3, dtype=int), 2, "train")
+    with pytest.raises(DataError, match=r"labels must lie in 0..1, found 0..2"):
+        check_arrays("d", np.ones((3, 2)), np.array([0, 1, 2]), 2, "train")

@@ -1,0 +1,126 @@
+"""Optimizer updates against their closed forms, accumulation, clipping and schedules."""
+
+import math
+
+import numpy as np
+import pytest
+
+from mlp_manual.config import OptimizerConfig, ScheduleConfig, config_from_dict
+from mlp_manual.layers import Linear, Tanh
+from mlp_manual.losses import LOSSES
+from mlp_manual.model import Model
+from mlp_manual.optimizers import SGD, Adam, AdamW, RMSProp, clip_grad_norm, make_optimizer
+from mlp_manual.schedules import Schedule
+from mlp_manual.trainer import Trainer
+
+
+def one_param_model(w, g):
+    layer = Linear(2, 1, rng=np.random.default_rng(0), bias=False, dtype=np.float64)
+    layer.params["W"] = np.array(w, dtype=np.float64).reshape(2, 1)
+    layer.grads["W"] = np.array(g, dtype=np.float64).reshape(2, 1)
+    return Model([layer])
+
+
+def test_sgd_momentum_and_nesterov_follow_their_formulas():
+    for nesterov in (False, True):
+        model, opt = one_param_model([1.0, 2.0], [0.5, -1.0]), SGD(momentum=0.9, nesterov=nesterov)
+        opt.step(model, 0.1)
+        opt.step(model, 0.1)
+        g, v1 = np.array([0.5, -1.0]), np.array([0.5, -1.0])
+        v2 = 0.9 * v1 + g
+        steps = (g + 0.9 * v1, g + 0.9 * v2) if nesterov else (v1, v2)
+        expected = np.array([1.0, 2.0]) - 0.1 * steps[0] - 0.1 * steps[1]
+        assert np.allclose(model.layers[0].params["W"].ravel(), expected, rtol=0, atol=1e-15)
+
+
+def test_adam_first_step_moves_each_weight_by_lr():
+    model = one_param_model([1.0, 2.0], [0.5, -3.0])
+    Adam().step(model, 0.01)
+    assert np.allclose(model.layers[0].params["W"].ravel(), [0.99, 2.01], atol=1e-9)
+
+
+def test_rmsprop_first_step():
+    model = one_param_model([0.0, 0.0], [2.0, -2.0])
+    RMSProp(rho=0.9, eps=0.0).step(model, 0.1)
+    # s = 0.1 * g^2, step = lr * g / sqrt(s) = 0.1 * sign(g) / sqrt(0.1)
+    assert np.allclose(model.layers[0].params["W"].ravel(), [-0.1 / math.sqrt(0.1), 0.1 / math.sqrt(0.1)])
+
+
+def test_weight_decay_l2_versus_decoupled():
+    model = one_param_model([1.0, 1.0], [0.0, 0.0])
+    SGD(weight_decay=0.1).step(model, 0.5)  # p -= lr * wd * p
+    assert np.allclose(model.layers[0].params["W"].ravel(), [0.95, 0.95])
+    model = one_param_model([1.0, 1.0], [0.0, 0.0])
+    AdamW(weight_decay=0.1).step(model, 0.5)  # zero gradient: only the decoupled decay acts
+    assert np.allclose(model.layers[0].params["W"].ravel(), [0.95, 0.95])
+    model = one_param_model([1.0, 1.0], [0.0, 0.0])
+    Adam(weight_decay=0.1).step(model, 0.5)  # L2 through Adam: normalised, so a full lr step
+    assert np.allclose(model.layers[0].params["W"].ravel(), [0.5, 0.5], atol=1e-6)
+
+
+def test_weight_decay_skips_biases():
+    layer = Linear(2, 2, rng=np.random.default_rng(0), dtype=np.float64)
+    layer.params["b"][:] = 1.0
+    model = Model([layer])
+    SGD(weight_decay=0.5).step(model, 1.0)
+    assert np.array_equal(layer.params["b"], [1.0, 1.0])
+
+
+def test_clip_grad_norm_scales_all_gradients_together():
+    model = one_param_model([0.0, 0.0], [3.0, 4.0])
+    assert clip_grad_norm(model, 1.0) == 5.0
+    assert np.allclose(model.layers[0].grads["W"].ravel(), [0.6, 0.8])
+    model = one_param_model([0.0, 0.0], [0.3, 0.4])
+    clip_grad_norm(model, 1.0)
+    assert np.allclose(model.layers[0].grads["W"].ravel(), [0.3, 0.4])
+
+
+@pytest.mark.parametrize("name", ["sgd", "rmsprop", "adam", "adamw"])
+def test_state_round_trips_through_arrays(name):
+    cfg = OptimizerConfig(name=name, momentum=0.9)
+    model = one_param_model([1.0, 2.0], [0.5, -1.0])
+    opt = make_optimizer(cfg)
+    opt.step(model, 0.1)
+    restored = make_optimizer(cfg)
+    restored.load_state_arrays(opt.state_arrays())
+    twin = one_param_model(model.layers[0].params["W"].ravel(), [0.5, -1.0])
+    opt.step(model, 0.1)
+    restored.step(twin, 0.1)
+    assert np.array_equal(model.layers[0].params["W"], twin.layers[0].params["W"])
+
+
+def tanh_net(seed):
+    rng = np.random.default_rng(seed)
+    return Model([Linear(3, 5, rng=rng, dtype=np.float64), Tanh(), Linear(5, 4, rng=rng, dtype=np.float64)])
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_gradient_accumulation_equals_one_big_batch(optimizer):
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(12, 3)), rng.integers(0, 4, size=12)
+    updates = []
+    for k in (1, 3, 5):
+        cfg = config_from_dict({"dtype": "float64", "optimizer": {"name": optimizer, "lr": 0.1, "accumulate": k}})
+        model = tanh_net(0)
+        trainer = Trainer(model, LOSSES["softmax_cross_entropy"], cfg, np.random.default_rng(0))
+        trainer.train_step(X, y, 0.1)
+        trainer.train_step(X, y, 0.1)
+        updates.append(model.state())
+    for other in updates[1:]:
+        for key in updates[0]:
+            assert np.allclose(other[key], updates[0][key], rtol=0, atol=1e-12), key
+
+
+def test_schedules():
+    def lrs(**kw):
+        s = Schedule(ScheduleConfig(**kw), 1.0, steps_per_epoch=10, epochs=10)
+        return [s.lr(i) for i in range(100)]
+    assert set(lrs(name="constant")) == {1.0}
+    step = lrs(name="step", step_size=3, gamma=0.5)
+    assert step[29] == 1.0 and step[30] == 0.5 and step[60] == 0.25
+    exp = lrs(name="exponential", gamma=0.9)
+    assert exp[10] == 0.9 and np.isclose(exp[99], 0.9 ** 9)
+    cos = lrs(name="cosine", warmup_epochs=1, min_lr=0.1)
+    assert cos[0] == 0.1 and cos[9] == 1.0  # linear warmup over 10 steps
+    assert np.isclose(cos[10], 1.0) and np.isclose(cos[55], 0.55) and cos[99] > 0.1
+    assert all(a >= b for a, b in zip(cos[10:], cos[11:]))

@@ -1,0 +1,69 @@
+"""The training loop end to end in the library: XOR for 20 seeds, reproducibility, early stopping."""
+
+import numpy as np
+import pytest
+
+from mlp_manual.config import config_from_dict, load_config
+from mlp_manual.experiment import prepare
+from mlp_manual.trainer import Trainer, batch_bounds, evaluate
+
+
+def train(cfg):
+    exp = prepare(cfg)
+    d = exp.data
+    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng)
+    trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
+    return exp, trainer
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_xor_config_reaches_full_training_accuracy_for_every_seed(seed):
+    exp, _ = train(load_config("configs/xor.yaml", [f"seed={seed}"]))
+    assert evaluate(exp.model, exp.loss, exp.data.X_train, exp.data.y_train)["acc"] == 1.0
+
+
+def test_same_seed_same_weights_bit_for_bit_and_other_seed_differs():
+    cfg = load_config("configs/moons.yaml", ["training.epochs=3"])
+    a, b = train(cfg)[0].model.state(), train(cfg)[0].model.state()
+    c = train(load_config("configs/moons.yaml", ["training.epochs=3", "seed=1"]))[0].model.state()
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    assert not all(np.array_equal(a[k], c[k]) for k in a)
+
+
+def test_early_stopping_stops_and_restores_the_best_weights():
+    cfg = load_config("configs/moons.yaml", ["training.epochs=200", "optimizer.lr=0.05", "schedule.name=constant",
+                                             "training.early_stopping.patience=3"])
+    exp, trainer = train(cfg)
+    history = trainer.history
+    assert trainer.stopped_early and len(history["epoch"]) < 200
+    best = trainer.best["epoch"]
+    assert len(history["epoch"]) == best + 3
+    assert history["val_loss"][best - 1] == min(history["val_loss"])
+    d = exp.data
+    assert np.isclose(evaluate(exp.model, exp.loss, d.X_val, d.y_val)["loss"], history["val_loss"][best - 1])
+
+
+def test_float64_training_keeps_float64_everywhere():
+    exp, _ = train(load_config("configs/sine.yaml", ["dtype=float64", "training.epochs=2"]))
+    assert all(v.dtype == np.float64 for v in exp.model.state().values())
+    assert exp.data.X_train.dtype == np.float64
+
+
+def test_training_reduces_loss_for_every_optimizer_and_layer_kind():
+    layers = "[{type: linear, units: 16}, batchnorm, gelu, dropout, {type: linear, units: 16}, layernorm, " \
+             "leaky_relu, {type: linear, units: 8}, rmsnorm, sigmoid, {type: linear}]"
+    for opt in ("sgd", "rmsprop", "adam", "adamw"):
+        lr = 0.1 if opt == "sgd" else 0.01
+        cfg = config_from_dict({"data": {"name": "blobs"}, "training": {"epochs": 15}},
+                               "test", [f"optimizer.name={opt}", f"optimizer.lr={lr}", f"model.layers={layers}",
+                                        "optimizer.momentum=0.9", "optimizer.weight_decay=1e-4",
+                                        "optimizer.clip_norm=5"])
+        _, trainer = train(cfg)
+        losses = trainer.history["train_loss"]
+        assert losses[-1] < 0.5 * losses[0], opt
+
+
+def test_batch_bounds_never_leave_a_batch_of_one():
+    assert batch_bounds(10, 4) == [(0, 4), (4, 8), (8, 10)]
+    assert batch_bounds(9, 4) == [(0, 4), (4, 9)]
+    assert batch_bounds(1, 4) == [(0, 1)]
