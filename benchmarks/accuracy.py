@@ -51,7 +51,7 @@ def _cores() -> int:
 
 
 def table(results: list[dict]) -> str:
-    lines = ["| dataset | config | test accuracy (mean ± std, seeds) | epochs | wall time per run | published reference |",
+    lines = ["| dataset | config | test accuracy (mean ± std, seeds) | epochs | wall time per run, median (range) | published reference |",
              "| --- | --- | --- | --- | --- | --- |"]
     for dataset, (config, reference) in BENCHMARKS.items():
         rows = sorted((r for r in results if r["dataset"] == dataset), key=lambda r: r["seed"])
@@ -63,7 +63,7 @@ def table(results: list[dict]) -> str:
         seeds = ", ".join(str(r["seed"]) for r in rows)
         each = " / ".join(f"{a:.2f}" for a in accs)
         lines.append(f"| {dataset} | `{config}` | {statistics.mean(accs):.2f}% ± {spread:.2f} ({each}; seeds {seeds}) "
-                     f"| {rows[0]['epochs']} | {statistics.mean(walls):.0f} s | {reference} |")
+                     f"| {rows[0]['epochs']} | {statistics.median(walls):.0f} s ({min(walls):.0f}-{max(walls):.0f}) | {reference} |")
     return "\n".join(lines)
 
 
