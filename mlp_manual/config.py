@@ -45,6 +45,8 @@ class DataConfig:
     arms: int = _opt(3, check=lambda v: v >= 2, must="be >= 2")  # spirals
     centers: int = _opt(3, check=lambda v: v >= 2, must="be >= 2")  # blobs
     path: str | None = None  # csv file
+    val_path: str | None = None  # csv: a validation file of the same layout (instead of val_fraction)
+    test_path: str | None = None  # csv: a test file of the same layout (instead of test_fraction)
     target: int | str = -1  # csv: target column, index or header name
     header: bool = True  # csv: the first row holds column names
     delimiter: str = ","

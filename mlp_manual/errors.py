@@ -38,3 +38,8 @@ class TrainingDiverged(Exception):
 
 class TrainingInterrupted(Exception):
     """Training stopped on request (Ctrl-C) after finishing a step; the CLI exits with code 130."""
+
+
+class GradcheckError(MLPManualError):
+    """An object handed to the gradient checker cannot be checked: it is not a layer, a loss or
+    a model, its methods raise, or it returns arrays of the wrong kind or shape."""

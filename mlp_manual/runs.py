@@ -154,6 +154,8 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
     echo(f"{cfg.name}: {len(d.X_train)} train / {0 if d.X_val is None else len(d.X_val)} val / "
          f"{0 if d.X_test is None else len(d.X_test)} test samples, {d.n_features} features, "
          f"{exp.model.n_params:,} parameters, {cfg.dtype}")
+    if not resume:
+        echo(exp.model.summary(d.n_features))
     recorder = Recorder(cfg.diagnostics, echo) if cfg.diagnostics.enabled else None
     trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, lambda row: echo(epoch_line(cfg, row)),
                       lambda: checkpoint(), recorder)

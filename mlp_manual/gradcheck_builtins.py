@@ -1,0 +1,93 @@
+"""What ``mlp-gradcheck`` checks with no arguments: every built-in layer and loss, on several
+shapes (batch 1 and larger, non-square weights), in train and eval mode where they differ.
+
+Inputs are drawn at least ``KINK_MARGIN`` away from 0, where relu and leaky_relu have a kink,
+so a built-in never lands on one. Parameters are moved off their initial ones and zeros, and
+batch norm gets running statistics other than 0 and 1, so that no term of a backward is
+multiplied away.
+
+N = batch size, D = input features, C = classes, K = output units.
+"""
+
+import inspect
+
+import numpy as np
+
+from .gradcheck import check_layer, check_loss
+from .gradcheck_report import SuiteReport
+from .layers import LAYER_TYPES
+from .losses import LOSSES
+from .model import make_layer
+
+KINK_MARGIN = 0.1
+# Where softmax saturates, every entry of dlogits is as small as 1 - p of the true class, and
+# the loss value near 0 is only known to ~1e-16 absolute, which finite differences turn into
+# ~1e-11: logits of this scale keep the gradient well above that noise.
+LOGIT_SCALE = 1.5
+LAYER_SHAPES = ((1, 5), (6, 3))  # (N, D); linear maps D to 4, so its weights are not square
+LOSS_SHAPES = {"softmax_cross_entropy": ((1, 3), (7, 5)), "bce_with_logits": ((1, 1), (7, 1), (5, 3)),
+               "mse": ((1, 1), (7, 3))}  # (N, C) or (N, K)
+MODES = {"dropout": ("train", "eval"), "batchnorm": ("train", "eval")}  # the layers whose modes differ
+OPTIONS = {"leaky_relu": {"slope": 0.2}, "dropout": {"p": 0.5}}
+NOTES = (f"inputs are drawn at least {KINK_MARGIN} away from 0, the kink of relu and leaky_relu",
+         "dropout is checked with one fixed mask; batch norm with its running statistics held fixed",
+         "batchnorm in train mode is not checked at batch 1: batch statistics need at least 2 rows")
+
+
+def builtin_layer(name: str, width: int, rng: np.random.Generator):
+    """A float64 built-in layer of type ``name`` for ``width`` input features, its parameters
+    and running statistics moved off their initial values."""
+    kwargs = dict(OPTIONS.get(name, {}))
+    if name == "linear":
+        kwargs.update(in_features=width, out_features=4)
+    elif "features" in inspect.signature(LAYER_TYPES[name]).parameters:
+        kwargs["features"] = width
+    layer = make_layer(name, kwargs, np.random.default_rng(rng.integers(2**32)), np.float64)
+    for k, p in layer.params.items():
+        layer.params[k] = p + rng.normal(size=p.shape) * 0.5
+    if "running_var" in layer.buffers:
+        layer.buffers["running_mean"] = rng.normal(size=width)
+        layer.buffers["running_var"] = rng.uniform(0.5, 2.0, size=width)
+    return layer
+
+
+def away_from_kinks(x: np.ndarray) -> np.ndarray:
+    """Move entries closer than KINK_MARGIN to 0 out to that distance, keeping their sign."""
+    return np.where(np.abs(x) < KINK_MARGIN, np.where(x < 0, -1.0, 1.0) * KINK_MARGIN + x, x)
+
+
+def loss_targets(name: str, rng: np.random.Generator, n: int, k: int) -> np.ndarray:
+    """Targets as loss ``name`` takes them: labels (N,) for softmax CE, 0/1 or reals (N, K) otherwise."""
+    if name == "softmax_cross_entropy":
+        return rng.integers(0, k, size=n)
+    if name == "bce_with_logits":
+        return rng.integers(0, 2, size=(n, k)).astype(np.float64)
+    return rng.normal(size=(n, k))
+
+
+def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -> SuiteReport:
+    """Check every layer in LAYER_TYPES and every loss in LOSSES.
+
+    Inputs: layer_shapes, the (N, D) inputs each layer is checked on; loss_shapes, name ->
+    (N, K) logits (LOSS_SHAPES by default); settings as for ``check_layer`` (seed draws every
+    input, parameter and upstream gradient).
+    Returns: a SuiteReport, one check per layer, shape and mode, then one per loss and shape.
+    """
+    rng = np.random.default_rng(settings.get("seed", 0))
+    reports = []
+    for name in LAYER_TYPES:
+        for n, d in layer_shapes:
+            for mode in MODES.get(name, (None,)):
+                if name == "batchnorm" and mode == "train" and n < 2:
+                    continue
+                layer = builtin_layer(name, d, rng)
+                x = away_from_kinks(rng.normal(size=(n, d)) * 2)  # (N, D)
+                label = f"{name} x({n}, {d})" + (f" {mode}" if mode else "")
+                reports.append(check_layer(layer, x, mode=mode, label=label, **settings))
+    for name, shapes in (loss_shapes or LOSS_SHAPES).items():
+        for n, k in shapes:
+            logits = rng.normal(size=(n, k)) * LOGIT_SCALE  # (N, K)
+            reports.append(check_loss(LOSSES[name], logits, loss_targets(name, rng, n, k),
+                                      label=f"{name} logits({n}, {k})", **settings))
+    return SuiteReport(reports, list(NOTES))
+

@@ -1,0 +1,121 @@
+"""Checkpoints: exact resume after an interruption, Ctrl-C from the CLI, and kill -9 during a write."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from mlp_manual.checkpoint import load_checkpoint
+from mlp_manual.cli.train import main
+from mlp_manual.config import load_config
+from mlp_manual.errors import TrainingInterrupted
+from mlp_manual.runs import resume_run, train_run
+
+OVERRIDES = {
+    "sgd_momentum": ["optimizer.name=sgd", "optimizer.lr=0.05", "optimizer.momentum=0.9"],
+    "adam": ["optimizer.name=adam", "optimizer.lr=0.01", "schedule.name=cosine", "schedule.warmup_epochs=1"],
+}
+BASE = ["training.epochs=6", "training.batch_size=16", "data.n_samples=200",
+        "model.layers=[{type: linear, units: 16}, relu, dropout, {type: linear, units: 16}, batchnorm, tanh, "
+        "{type: linear}]"]
+
+
+def weights(run_dir):
+    with np.load(run_dir / "model.npz") as f:
+        return {k: f[k] for k in f.files if k != "__spec__"}
+
+
+@pytest.mark.parametrize("optimizer", list(OVERRIDES))
+@pytest.mark.parametrize("stop_after_epoch", [3])
+def test_interrupted_then_resumed_equals_uninterrupted_bit_for_bit(tmp_path, optimizer, stop_after_epoch):
+    cfg = load_config("configs/moons.yaml", BASE + OVERRIDES[optimizer])
+    train_run(cfg, str(tmp_path / "straight"), echo=lambda line: None)
+
+    def echo(line):  # Ctrl-C right after epoch k: the run stops one step into epoch k + 1
+        if line.startswith(f"epoch {stop_after_epoch}/"):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(TrainingInterrupted):
+        train_run(cfg, str(tmp_path / "cut"), echo=echo)
+    meta = load_checkpoint(tmp_path / "cut" / "checkpoint.npz")["meta"]
+    assert meta["epoch"] == stop_after_epoch and meta["epoch_state"]["next_batch"] == 1
+    resumed = resume_run(str(tmp_path / "cut"), echo=lambda line: None)
+    a, b = weights(tmp_path / "straight"), weights(tmp_path / "cut")
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    assert (tmp_path / "straight" / "metrics.csv").read_text().splitlines()[1:] and resumed["epochs_run"] == 6
+    straight = (tmp_path / "straight" / "metrics.csv").read_text().splitlines()
+    cut = (tmp_path / "cut" / "metrics.csv").read_text().splitlines()
+    strip = (lambda rows: [r.rsplit(",", 1)[0] for r in rows])  # seconds differ
+    assert strip(straight) == strip(cut)
+
+
+def test_ctrl_c_in_the_cli_saves_a_checkpoint_and_exits_130(tmp_path):
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "mlp_manual.cli.train", "--config", "configs/spirals.yaml",
+                             "--out", str(out), "--set", "training.epochs=100000", "--set", "training.batch_size=4"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    line = proc.stdout.readline()
+    while line and not line.startswith("epoch"):
+        line = proc.stdout.readline()
+    assert line, proc.stderr.read()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert f"Resume with: mlp-train --resume {out}" in err and "Traceback" not in err
+    assert load_checkpoint(out / "checkpoint.npz")["meta"]["epoch"] >= 1
+    with open(out / "config.yaml") as f:  # resume a shorter version of the run to its end
+        text = f.read().replace("epochs: 100000", f"epochs: {load_checkpoint(out / 'checkpoint.npz')['meta']['epoch'] + 1}")
+    (out / "config.yaml").write_text(text)
+    result = CliRunner().invoke(main, ["--resume", str(out), "--quiet"])
+    assert result.exit_code == 0 and f"run folder: {out}" in result.output, result.output
+
+
+def test_resume_errors(tmp_path):
+    result = CliRunner().invoke(main, ["--resume", str(tmp_path)])
+    assert result.exit_code == 1 and f"{tmp_path}: not a run folder (no config.yaml)" in result.output
+    result = CliRunner().invoke(main, ["--resume", str(tmp_path), "--config", "configs/xor.yaml"])
+    assert result.exit_code == 2 and "--resume continues a run with its saved config" in result.output
+    (tmp_path / "config.yaml").write_text("seed: 0\n")
+    result = CliRunner().invoke(main, ["--resume", str(tmp_path)])
+    assert result.exit_code == 1 and "has no checkpoint.npz to resume from" in result.output
+
+
+WRITER = textwrap.dedent("""
+    import sys, numpy as np
+    from mlp_manual.checkpoint import save_checkpoint
+    from mlp_manual.config import config_from_dict
+    from mlp_manual.experiment import prepare
+    from mlp_manual.trainer import Trainer
+    cfg = config_from_dict({"data": {"name": "blobs", "n_samples": 64},
+                            "model": {"layers": [{"type": "linear", "units": 1500}, "relu", {"type": "linear"}]}})
+    exp = prepare(cfg)
+    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng)
+    i = 0
+    while True:
+        i += 1
+        trainer.step_count = i
+        save_checkpoint(sys.argv[1], trainer)
+        print(i, flush=True)
+""")
+
+
+def test_kill_9_during_checkpoint_writes_leaves_the_previous_one_readable(tmp_path):
+    path = tmp_path / "checkpoint.npz"
+    rng = np.random.default_rng(0)
+    for attempt in range(4):
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True)
+        proc.stdout.readline()  # at least one checkpoint is complete
+        time.sleep(rng.uniform(0.0, 0.3))
+        proc.kill()
+        proc.wait()
+        ckpt = load_checkpoint(path)
+        assert ckpt["meta"]["step"] >= 1 and ckpt["arrays"]["model/layers.0.W"].shape == (2, 1500)
+    leftovers = [p.name for p in tmp_path.iterdir() if p.name != "checkpoint.npz"]
+    assert all(name.startswith(".checkpoint.npz.") for name in leftovers)  # only temporary names
