@@ -27,7 +27,8 @@ def plot_confusion(confusion: np.ndarray, class_names, path, title: str) -> None
                     ax.text(j, i, str(confusion[i, j]), ha="center", va="center", fontsize=8,
                             color="white" if share[i, j] > 0.5 else "black")
     names = [str(c) for c in class_names]
-    ax.set_xticks(range(n), names, rotation=45 if max(map(len, names)) > 2 else 0, ha="right" if max(map(len, names)) > 2 else "center")
+    long_names = max(map(len, names)) > 2
+    ax.set_xticks(range(n), names, rotation=45 if long_names else 0, ha="right" if long_names else "center")
     ax.set_yticks(range(n), names)
     ax.set_xlabel("predicted")
     ax.set_ylabel("true")
