@@ -51,6 +51,14 @@ def _generated(fn, **keys) -> Callable[[DataConfig, np.random.Generator], Datase
     return load
 
 
+def _real(name: str) -> Callable[[DataConfig, np.random.Generator], Dataset]:
+    """A loader from ``realdata``, imported when first used because realdata builds on this module."""
+    def load(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
+        from . import realdata
+        return getattr(realdata, name)(cfg, rng)
+    return load
+
+
 def _csv(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
     if not cfg.path:
         raise DataError("data.path is required for the csv dataset")
@@ -87,6 +95,10 @@ LOADERS: dict[str, Callable[[DataConfig, np.random.Generator], Dataset]] = {
     "blobs": _generated(synthetic.blobs, n="n_samples", noise="noise", centers="centers"),
     "sine": _generated(synthetic.sine, n="n_samples", noise="noise"),
     "csv": _csv,
+    "digits": _real("digits"),
+    "mnist1d": _real("mnist1d"),
+    "mnist": _real("mnist"),
+    "fashion_mnist": _real("fashion_mnist"),
 }
 
 
