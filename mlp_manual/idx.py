@@ -7,6 +7,7 @@ match this layout exactly is a DataError naming the file.
 """
 
 import gzip
+import math
 import os
 import zlib
 
@@ -63,7 +64,7 @@ def parse_idx(data: bytes, path: str | os.PathLike = "<bytes>") -> np.ndarray:
         raise DataError(f"{path}: truncated IDX header ({len(data)} bytes, the {ndim} dimension sizes need {header})")
     shape = tuple(int(s) for s in np.frombuffer(data, dtype=">u4", count=ndim, offset=4))
     dtype = IDX_TYPES[code]
-    expected = header + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    expected = header + math.prod(shape) * dtype.itemsize  # Python ints: no overflow
     if len(data) < expected:
         raise DataError(f"{path}: truncated IDX data: shape {shape} needs {expected} bytes, the file has "
                         f"{len(data)}; delete it and fetch it again")
