@@ -99,6 +99,9 @@ FLOAT_DTYPES = ("float16", "float32", "float64")
 def spec_of(arrays: dict[str, np.ndarray], path) -> dict:
     """Parse and check the ``__spec__`` entry of a model archive."""
     if "__spec__" not in arrays:
+        if "__meta__" in arrays:
+            raise ModelFileError(f"{path}: this is a training checkpoint, not a model; use the model.npz "
+                                 "of its run folder (or mlp-train --resume to continue training)")
         raise ModelFileError(f"{path}: not an mlp-manual model (no __spec__ entry)")
     raw = arrays["__spec__"]
     if raw.shape != () or raw.dtype.kind != "U":

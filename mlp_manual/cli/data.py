@@ -48,7 +48,7 @@ def _progress_bar(label, total):
 
 
 @main.command("fetch")
-@click.argument("name", type=click.Choice(sorted(fetching.EXPECTED)))
+@click.argument("name", type=click.Choice(sorted(fetching.EXPECTED)), metavar="DATASET")
 @DATA_DIR
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=fetching.TIMEOUT,
               show_default=True, help="Seconds a connection or read may stall before the next mirror is tried.")
