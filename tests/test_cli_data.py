@@ -1,19 +1,10 @@
-import pytest
 from click.testing import CliRunner
 
-from mlp_manual import datadir, fetch
+from mlp_manual import fetch
 from mlp_manual.cli.data import main
 
 from datafiles import fake_mnist
 from test_fetch import FILES, Server, good_routes, refused_url, tiny_checksums  # noqa: F401 (fixture)
-
-
-@pytest.fixture
-def clean_env(tmp_path, monkeypatch):
-    monkeypatch.delenv(datadir.ENV_VAR, raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
 
 
 def test_list_shows_every_dataset(clean_env):

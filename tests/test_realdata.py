@@ -18,15 +18,6 @@ from datafiles import fake_mnist
 SHARED = os.environ.get(datadir.ENV_VAR)
 
 
-@pytest.fixture
-def clean_env(tmp_path, monkeypatch):
-    """No data directory from the developer's machine: empty cwd, env var unset, cache in tmp."""
-    monkeypatch.delenv(datadir.ENV_VAR, raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path
-
-
 def test_every_real_dataset_is_registered():
     assert {"digits", "mnist1d", "mnist", "fashion_mnist"} <= set(LOADERS)
 
