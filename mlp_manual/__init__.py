@@ -4,6 +4,7 @@ from .errors import ConfigError, DataError, LayerError, MLPManualError, ModelFil
 from .layers import (GELU, BatchNorm1d, Dropout, Identity, Layer, LayerNorm, LeakyReLU, Linear, ReLU,
                      RMSNorm, Sigmoid, Softmax, Tanh)
 from .losses import bce_with_logits, mse, softmax_cross_entropy
+from .gradcheck import check_layer, check_loss, check_model
 from .model import Model, build_model
 from .model_file import load_model, save_model
 
@@ -11,4 +12,5 @@ __version__ = "0.1.0"
 __all__ = ["Layer", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Identity", "Softmax",
            "Dropout", "LayerNorm", "RMSNorm", "BatchNorm1d", "Model", "build_model", "load_model",
            "save_model", "softmax_cross_entropy", "bce_with_logits", "mse", "MLPManualError",
-           "ConfigError", "DataError", "LayerError", "ModelFileError"]
+           "ConfigError", "DataError", "LayerError", "ModelFileError", "check_layer", "check_loss",
+           "check_model"]

@@ -56,24 +56,93 @@ def save_checkpoint(path: str | os.PathLike, trainer: Trainer) -> None:
 def load_checkpoint(path: str | os.PathLike) -> dict:
     """Read a checkpoint into {"meta": dict, "arrays": dict}; ModelFileError if it is not one."""
     arrays = read_npz(path, "checkpoint")
+    raw = arrays.pop("__meta__", None)
+    if raw is None and "__spec__" in arrays:
+        raise ModelFileError(f"{path}: this is a model file, not a checkpoint")
     try:
-        meta = json.loads(str(arrays.pop("__meta__")))
-    except (KeyError, json.JSONDecodeError):
+        if raw is None or raw.shape != () or raw.dtype.kind != "U":
+            raise ValueError
+        meta = json.loads(str(raw))
+    except (ValueError, RecursionError):
         raise ModelFileError(f"{path}: not an mlp-manual checkpoint (no readable __meta__ entry)") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ModelFileError(f"{path}: not an mlp-manual checkpoint")
+    _check_meta(meta, path)
     return {"meta": meta, "arrays": arrays}
 
 
-def restore(trainer: Trainer, ckpt: dict, path) -> None:
-    """Put a loaded checkpoint's state into a freshly built trainer of the same config."""
-    meta, arrays = ckpt["meta"], ckpt["arrays"]
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+
+
+META_CHECKS = {
+    "epoch": (_is_int, "a count"),
+    "step": (_is_int, "a count"),
+    "bad_epochs": (_is_int, "a count"),
+    "best_value": (lambda v: v is None or _is_number(v), "a number or null"),
+    "history": (lambda v: isinstance(v, dict) and all(isinstance(c, list) for c in v.values()),
+                "a mapping of metric lists"),
+    "best": (lambda v: v is None or (isinstance(v, dict) and _is_int(v.get("epoch"))
+                                     and isinstance(v.get("metrics"), dict)), "null or the best epoch"),
+    "epoch_state": (lambda v: v is None or (isinstance(v, dict) and _is_int(v.get("next_batch"))
+                                            and _is_number(v.get("loss_sum")) and _is_int(v.get("correct"))
+                                            and _is_number(v.get("seconds"))), "null or an epoch position"),
+    "rng": (lambda v: isinstance(v, dict) and all(isinstance(s, dict) for s in v.values()),
+            "a mapping of generator states"),
+}
+
+
+def _check_meta(meta: dict, path) -> None:
+    """Every ``__meta__`` entry present with the JSON type ``save_checkpoint`` writes."""
+    for key, (ok, what) in META_CHECKS.items():
+        if key not in meta or not ok(meta[key]):
+            raise ModelFileError(f"{path}: damaged checkpoint (__meta__ {key} is {meta.get(key)!r}, expected {what})")
+
+
+def _check_arrays(trainer: Trainer, meta: dict, arrays: dict, path, n_train: int | None) -> None:
+    """The checkpoint's arrays fit the run's model and optimizer, before any of them is used."""
     expected = trainer.model.state()
-    for k, v in expected.items():
-        a = arrays.get(f"model/{k}")
-        if a is None or a.shape != v.shape:
-            raise ModelFileError(f"{path}: the checkpoint does not match the model of the run's config "
-                                 f"({k}: {None if a is None else a.shape} vs {v.shape})")
+    params = {name: p[k] for name, p, _, k in trainer.model.named_params()}
+    wanted = [("model", expected)] + ([("best", expected)] if meta["best"] else [])
+    wanted += [(f"optim/{s}", params) for s in trainer.optimizer.slots]
+    for prefix, like in wanted:
+        for k, v in like.items():
+            a = arrays.get(f"{prefix}/{k}")
+            if prefix.startswith("optim/") and a is None:
+                continue  # slots are created on first use
+            if a is None or a.shape != v.shape:
+                raise ModelFileError(f"{path}: the checkpoint does not match the model of the run's config "
+                                     f"({prefix}/{k}: {None if a is None else a.shape} vs {v.shape})")
+            if not np.issubdtype(a.dtype, np.floating) or not np.all(np.isfinite(a)):
+                raise ModelFileError(f"{path}: damaged checkpoint ({prefix}/{k} is not finite floating point)")
+    known = {"optim/t"} | {f"optim/{s}/{k}" for s in trainer.optimizer.slots for k in params}
+    strange = [k for k in arrays if k.startswith("optim/") and k not in known]
+    if strange:
+        raise ModelFileError(f"{path}: the checkpoint's optimizer state does not match the run's optimizer "
+                             f"{trainer.cfg.optimizer.name} ({strange[0]})")
+    t = arrays.get("optim/t")
+    if t is None or t.shape != () or t.dtype.kind not in "iu" or t < 0:
+        raise ModelFileError(f"{path}: damaged checkpoint (optimizer step count optim/t is missing or invalid)")
+    if meta["epoch_state"] is not None:
+        order = arrays.get("epoch_order")
+        if (order is None or order.ndim != 1 or order.dtype.kind not in "iu"
+                or (n_train is not None and not np.array_equal(np.sort(order), np.arange(n_train)))):
+            raise ModelFileError(f"{path}: the checkpoint's batch order does not fit the run's training data")
+
+
+def restore(trainer: Trainer, ckpt: dict, path, n_train: int | None = None) -> None:
+    """Put a loaded checkpoint's state into a freshly built trainer of the same config.
+
+    Everything is checked first; ``n_train`` (the number of training rows) lets the order of
+    an interrupted epoch be checked too.
+    """
+    meta, arrays = ckpt["meta"], ckpt["arrays"]
+    _check_arrays(trainer, meta, arrays, path, n_train)
+    expected = trainer.model.state()
     trainer.model.load_state({k: arrays[f"model/{k}"] for k in expected})
     trainer.optimizer.load_state_arrays({k[6:]: v for k, v in arrays.items() if k.startswith("optim/")})
     trainer.epoch, trainer.step_count = meta["epoch"], meta["step"]
@@ -87,4 +156,7 @@ def restore(trainer: Trainer, ckpt: dict, path) -> None:
     gens = _generators(trainer)
     for name, state in meta["rng"].items():
         if name in gens:
-            gens[name].bit_generator.state = state
+            try:
+                gens[name].bit_generator.state = state
+            except (TypeError, ValueError, KeyError, OverflowError):
+                raise ModelFileError(f"{path}: damaged checkpoint (random generator state {name!r})") from None

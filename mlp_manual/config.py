@@ -7,6 +7,7 @@ as in ``--set optimizer.lr=0.05``.
 
 import dataclasses
 import difflib
+import math
 import os
 import re
 import types
@@ -45,9 +46,11 @@ class DataConfig:
     arms: int = _opt(3, check=lambda v: v >= 2, must="be >= 2")  # spirals
     centers: int = _opt(3, check=lambda v: v >= 2, must="be >= 2")  # blobs
     path: str | None = None  # csv file
+    val_path: str | None = None  # csv: a validation file of the same layout (instead of val_fraction)
+    test_path: str | None = None  # csv: a test file of the same layout (instead of test_fraction)
     target: int | str = -1  # csv: target column, index or header name
     header: bool = True  # csv: the first row holds column names
-    delimiter: str = ","
+    delimiter: str = _opt(",", check=lambda v: len(v) == 1, must="be a single character")
     task: str = _opt("classification", choices=("classification", "regression"))  # csv
     val_fraction: float = _opt(0.2, **fraction)
     test_fraction: float = _opt(0.0, **fraction)
@@ -167,6 +170,8 @@ def _coerce(value, tp, key: str, source: str):
           tuple: isinstance(value, (list, tuple))}[tp]
     if not ok:
         raise ConfigError(f"{source}: {key} must be {_type_name(tp)}, got {value!r}")
+    if tp is float and not math.isfinite(value):
+        raise ConfigError(f"{source}: {key} must be a finite number, got {value!r}")
     return float(value) if tp is float else tuple(value) if tp is tuple else value
 
 
@@ -210,7 +215,7 @@ def _layer_spec(spec, where: str, source: str) -> dict:
     if not isinstance(spec, dict) or "type" not in spec:
         raise ConfigError(f"{source}: {where} must be a layer name or a mapping with a 'type' key, got {spec!r}")
     t = spec["type"]
-    if t not in LAYER_TYPES:
+    if not isinstance(t, str) or t not in LAYER_TYPES:
         raise ConfigError(f"{source}: {where}: unknown layer type {t!r}{_suggest(str(t), LAYER_TYPES)}; "
                           f"valid types: {', '.join(LAYER_TYPES)}")
     allowed = layer_options(t)
@@ -228,6 +233,12 @@ def _layer_spec(spec, where: str, source: str) -> dict:
             raise ConfigError(f"{source}: {where}.{k} must be a number, got {v!r}")
         if k == "p" and not 0 <= v < 1:
             raise ConfigError(f"{source}: {where}.p must be in [0, 1), got {v!r}")
+        if k == "eps" and not 0 < v < math.inf:
+            raise ConfigError(f"{source}: {where}.eps must be > 0, got {v!r}")
+        if k == "momentum" and not 0 <= v <= 1:
+            raise ConfigError(f"{source}: {where}.momentum must be in [0, 1], got {v!r}")
+        if k == "slope" and not math.isfinite(v):
+            raise ConfigError(f"{source}: {where}.slope must be a finite number, got {v!r}")
         if k == "bias" and not isinstance(v, bool):
             raise ConfigError(f"{source}: {where}.bias must be true or false, got {v!r}")
     return dict(spec)
@@ -251,7 +262,7 @@ def _apply_override(raw: dict, path: list[str], value, text: str) -> None:
         last = depth == len(path) - 1
         where = ".".join(path[:depth + 1])
         if isinstance(node, list):
-            if not part.isdigit() or int(part) >= len(node):
+            if not (part.isascii() and part.isdecimal()) or int(part) >= len(node):
                 raise ConfigError(f"--set {text!r}: {where} is not an index into a list of {len(node)}")
             if last:
                 node[int(part)] = value
@@ -259,6 +270,8 @@ def _apply_override(raw: dict, path: list[str], value, text: str) -> None:
             if isinstance(node[int(part)], str):
                 node[int(part)] = {"type": node[int(part)]}
             node = node[int(part)]
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {text!r}: {where} is {node!r}, not a layer")
             continue
         if cls is None:  # inside a layer spec: keys are checked when the spec is validated
             if last:
@@ -281,6 +294,8 @@ def _apply_override(raw: dict, path: list[str], value, text: str) -> None:
         elif tp is tuple:
             if child is None:
                 child = node[part] = [dict(s) for s in getattr(cls(), part)]
+            if not isinstance(child, list):
+                raise ConfigError(f"--set {text!r}: {where} is {child!r}, not a list")
             cls, node = None, child
         else:
             raise ConfigError(f"--set {text!r}: {'.'.join(path[:depth + 1])} is a value, not a section")

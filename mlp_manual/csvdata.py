@@ -9,14 +9,17 @@ from .errors import DataError
 
 
 def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = True, delimiter: str = ",",
-             task: str = "classification"):
+             task: str = "classification", every_class: bool = True):
     """Read a numeric CSV; one column is the target.
 
     Inputs: target, a column index (negative counts from the end) or, with a header, a name;
     task, "classification" (integer labels 0..C-1, or text labels mapped to 0..C-1 in sorted
-    order) or "regression" (numbers).
+    order) or "regression" (numbers); every_class, integer labels must cover 0..max with no gap
+    (false for a validation or test file, which may lack a class).
     Returns: X (N, D) float64, y ((N,) int64 or (N, 1) float64), class names or None.
     """
+    if not isinstance(delimiter, str) or len(delimiter) != 1:
+        raise DataError(f"{path}: the delimiter must be a single character, got {delimiter!r}")
     try:
         with open(path, newline="", encoding="utf-8") as f:
             rows = [(i + 1, r) for i, r in enumerate(csv.reader(f, delimiter=delimiter)) if r and any(c.strip() for c in r)]
@@ -54,12 +57,21 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
             except ValueError:
                 hint = " (is the first row a header? set data.header: true)" if i == 0 and not header else ""
                 raise DataError(f"{path}: line {line}, column {j + (j >= t) + 1}: {cell.strip()!r} is not a number{hint}") from None
+            if not np.isfinite(X[i, j]):
+                raise DataError(f"{path}: line {line}, column {j + (j >= t) + 1}: {cell.strip()!r} is not a finite "
+                                "number (NaN and infinity cannot be trained on)")
     labels = [r[t].strip() for _, r in rows]
     if task == "regression":
-        try:
-            return X, np.array([float(v) for v in labels]).reshape(-1, 1), None
-        except ValueError:
-            raise DataError(f"{path}: the target column holds non-numbers, but data.task is regression") from None
+        y = np.empty((len(rows), 1))
+        for i, ((line, _), v) in enumerate(zip(rows, labels)):
+            try:
+                y[i, 0] = float(v)
+            except ValueError:
+                raise DataError(f"{path}: line {line}: target {v!r} is not a number, but data.task is "
+                                "regression") from None
+            if not np.isfinite(y[i, 0]):
+                raise DataError(f"{path}: line {line}: target {v!r} is not a finite number")
+        return X, y, None
     try:
         numeric = np.array([float(v) for v in labels])
     except ValueError:
@@ -70,4 +82,17 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         line = rows[bad[0]][0]
         raise DataError(f"{path}: line {line}: class label {labels[bad[0]]!r} is not an integer >= 0 "
                         "(use data.task: regression for numeric targets)")
+    present = np.unique(numeric)  # sorted
+    if every_class and len(present) < present[-1] + 1:
+        found = set(present.tolist())
+        missing = next(c for c in range(len(present) + 1) if c not in found)
+        top = int(numeric.argmax())
+        raise DataError(f"{path}: integer class labels must run 0..C-1 with no gaps, but no row has label "
+                        f"{missing} (labels found: {_label_list(present)}; the largest, {labels[top]!r}, is on "
+                        f"line {rows[top][0]})")
     return X, numeric.astype(np.int64), None
+
+
+def _label_list(present: np.ndarray) -> str:
+    shown = ", ".join(f"{v:g}" for v in present[:5])
+    return shown + (f", ..., {present[-1]:g}" if len(present) > 5 else "")

@@ -51,14 +51,40 @@ def _generated(fn, **keys) -> Callable[[DataConfig, np.random.Generator], Datase
     return load
 
 
+def _real(name: str) -> Callable[[DataConfig, np.random.Generator], Dataset]:
+    """A loader from ``realdata``, imported when first used because realdata builds on this module."""
+    def load(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
+        from . import realdata
+        return getattr(realdata, name)(cfg, rng)
+    return load
+
+
 def _csv(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
     if not cfg.path:
         raise DataError("data.path is required for the csv dataset")
     X, y, names = read_csv(cfg.path, cfg.target, cfg.header, cfg.delimiter, cfg.task)
+    parts = {}
+    for part in ("val", "test"):
+        path = getattr(cfg, f"{part}_path")
+        if path:
+            Xp, yp, part_names = read_csv(path, cfg.target, cfg.header, cfg.delimiter, cfg.task, every_class=False)
+            if Xp.shape[1] != X.shape[1]:
+                raise DataError(f"{path}: has {Xp.shape[1]} feature columns, {cfg.path} has {X.shape[1]}")
+            if names is not None:  # text labels: map by the training file's classes
+                unknown = sorted(set(part_names) - set(names))
+                if unknown:
+                    raise DataError(f"{path}: class labels {unknown[:3]} do not occur in {cfg.path}")
+                yp = np.array([names.index(part_names[i]) for i in yp], dtype=np.int64)
+            elif part_names is not None:
+                raise DataError(f"{path}: has text class labels, {cfg.path} has integer ones")
+            elif cfg.task == "classification" and yp.max() > y.max():
+                raise DataError(f"{path}: class label {int(yp.max())} does not occur in {cfg.path} "
+                                f"(labels 0..{int(y.max())})")
+            parts.update({f"X_{part}": Xp, f"y_{part}": yp})
     if cfg.task == "regression":
-        return Dataset(cfg.name, X, y)
-    n_classes = len(names) if names else int(y.max()) + 1
-    return Dataset(cfg.name, X, y, n_classes=n_classes, class_names=tuple(names) if names else None)
+        return Dataset(cfg.name, X, y, **parts)
+    n_classes = len(names) if names else int(max([y.max(), *(parts[k].max() for k in parts if k[0] == "y")])) + 1
+    return Dataset(cfg.name, X, y, n_classes=n_classes, class_names=tuple(names) if names else None, **parts)
 
 
 LOADERS: dict[str, Callable[[DataConfig, np.random.Generator], Dataset]] = {
@@ -69,6 +95,10 @@ LOADERS: dict[str, Callable[[DataConfig, np.random.Generator], Dataset]] = {
     "blobs": _generated(synthetic.blobs, n="n_samples", noise="noise", centers="centers"),
     "sine": _generated(synthetic.sine, n="n_samples", noise="noise"),
     "csv": _csv,
+    "digits": _real("digits"),
+    "mnist1d": _real("mnist1d"),
+    "mnist": _real("mnist"),
+    "fashion_mnist": _real("fashion_mnist"),
 }
 
 

@@ -57,7 +57,7 @@ def gradient_table(model, lr: float | None = None, before: dict | None = None) -
         rows.append((name, "x".join(map(str, p[k].shape)), f"{gn:.3e}", f"{pn:.3e}", f"{ratio:.2e}", status))
     widths = [max(len(r[c]) for r in rows) for c in range(6)]
     lines = ["  ".join(v.ljust(w) if c in (0, 1, 5) else v.rjust(w) for c, (v, w) in enumerate(zip(r, widths)))
-             for r in rows]
+             .rstrip() for r in rows]
     lines.insert(1, "-" * len(lines[0]))
     return "\n".join(lines)
 

@@ -45,7 +45,8 @@ def prepare(cfg: Config) -> Experiment:
     width = model.output_width(data.n_features)
     loss.check_output(width)
     if not loss.classification and width != data.target_width:
-        raise DataError(f"the model has {width} outputs but {cfg.data.name} has {data.target_width} targets")
+        raise DataError(f"the model has {width} outputs but {cfg.data.name} has {data.target_width} "
+                        f"target column{'s' if data.target_width != 1 else ''}")
     if loss.classification and cfg.loss == "softmax_cross_entropy" and width != data.n_classes:
         raise DataError(f"the model has {width} outputs but {cfg.data.name} has {data.n_classes} classes")
     targets = {f"y_{p}": None if getattr(data, f"y_{p}") is None else loss.targets(getattr(data, f"y_{p}"), dtype)

@@ -4,14 +4,19 @@ The archive holds one array per parameter and buffer (``layers.<i>.<key>``) and 
 string ``__spec__`` describing the layers, read back with ``allow_pickle=False``.
 """
 
+import inspect
 import json
+import math
 import os
+import struct
 import zipfile
+import zlib
 
 import numpy as np
 
 from .errors import ModelFileError
 from .files import write_npz
+from .init import init_names
 from .layers import LAYER_TYPES
 from .model import Model, make_layer
 
@@ -29,28 +34,128 @@ def save_model(model: Model, path: str | os.PathLike, extra: dict | None = None)
     write_npz(path, model_arrays(model, extra))
 
 
+MAX_DEFLATE_RATIO = 1100  # zlib cannot expand data by more than about 1032 times
+
+
 def read_npz(path: str | os.PathLike, what: str = "model") -> dict[str, np.ndarray]:
-    """Read every array of an ``.npz`` without pickle, turning every failure into ModelFileError."""
-    if not os.path.isfile(path):
+    """Read every array of an ``.npz`` without pickle, turning every failure into ModelFileError.
+
+    Each member's ``.npy`` header is checked against the sizes in the zip directory before its
+    array is allocated, so a damaged or hostile file cannot ask for more memory than it holds.
+    """
+    if not os.path.exists(path):
         raise ModelFileError(f"{path}: no such {what} file")
+    if not os.path.isfile(path):
+        raise ModelFileError(f"{path}: is not a file, expected a {what} .npz")
+    size = os.path.getsize(path)
+    if size == 0:
+        raise ModelFileError(f"{path}: the {what} file is empty")
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            return {k: npz[k] for k in npz.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError) as e:
+        with zipfile.ZipFile(path) as zf:
+            return {_array_name(info.filename, path, what): _read_member(zf, info, size, path, what)
+                    for info in zf.infolist()}
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zipfile.LargeZipFile,
+            NotImplementedError, RuntimeError, zlib.error, struct.error, OverflowError) as e:
+        if isinstance(e, ModelFileError):
+            raise
+        if isinstance(e, zipfile.BadZipFile):
+            raise ModelFileError(f"{path}: not a readable {what} file (not a complete .npz archive: truncated, "
+                                 "damaged, or another format)") from None
         raise ModelFileError(f"{path}: not a readable {what} file ({type(e).__name__}: {e})") from None
+
+
+def _array_name(filename: str, path, what: str) -> str:
+    if not filename.endswith(".npy"):
+        raise ModelFileError(f"{path}: not a {what} file (archive member {filename!r} is not a .npy array)")
+    return filename[:-4]
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int, path, what: str) -> np.ndarray:
+    """One ``.npy`` member, after checking that its header describes exactly the bytes stored."""
+    limit = archive_size * (1 if info.compress_type == zipfile.ZIP_STORED else MAX_DEFLATE_RATIO)
+    if info.file_size > limit:
+        raise ModelFileError(f"{path}: damaged {what} file ({info.filename} claims {info.file_size} bytes)")
+    with zf.open(info) as f:
+        version = np.lib.format.read_magic(f)
+        if version not in ((1, 0), (2, 0), (3, 0)):
+            raise ModelFileError(f"{path}: damaged {what} file ({info.filename} has .npy version {version})")
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read_header(f)
+        if dtype.hasobject:
+            raise ModelFileError(f"{path}: not a {what} file ({info.filename} holds Python objects, which are never loaded)")
+        if any(not isinstance(n, int) or n < 0 for n in shape):
+            raise ModelFileError(f"{path}: damaged {what} file ({info.filename} has shape {shape})")
+        needed = f.tell() + math.prod(shape) * dtype.itemsize
+    if needed != info.file_size:
+        raise ModelFileError(f"{path}: damaged {what} file ({info.filename} should hold {needed} bytes, "
+                             f"holds {info.file_size})")
+    with zf.open(info) as f:
+        return np.lib.format.read_array(f, allow_pickle=False)
+
+
+FLOAT_DTYPES = ("float16", "float32", "float64")
 
 
 def spec_of(arrays: dict[str, np.ndarray], path) -> dict:
     """Parse and check the ``__spec__`` entry of a model archive."""
     if "__spec__" not in arrays:
+        if "__meta__" in arrays:
+            raise ModelFileError(f"{path}: this is a training checkpoint, not a model; use the model.npz "
+                                 "of its run folder (or mlp-train --resume to continue training)")
         raise ModelFileError(f"{path}: not an mlp-manual model (no __spec__ entry)")
+    raw = arrays["__spec__"]
+    if raw.shape != () or raw.dtype.kind != "U":
+        raise ModelFileError(f"{path}: damaged model spec (a {raw.dtype} array of shape {raw.shape}, not text)")
     try:
-        spec = json.loads(str(arrays["__spec__"]))
-    except json.JSONDecodeError:
+        spec = json.loads(str(raw))
+    except (json.JSONDecodeError, RecursionError):
         raise ModelFileError(f"{path}: damaged model spec (invalid JSON)") from None
     if not isinstance(spec, dict) or spec.get("format") != FORMAT or not isinstance(spec.get("layers"), list):
         raise ModelFileError(f"{path}: not an mlp-manual model (format {spec.get('format') if isinstance(spec, dict) else None!r})")
+    if spec.get("dtype", "float32") not in FLOAT_DTYPES:
+        raise ModelFileError(f"{path}: damaged model spec (dtype {spec.get('dtype')!r}, expected one of "
+                             f"{', '.join(FLOAT_DTYPES)})")
     return spec
+
+
+def _layer_kwargs(i: int, layer_spec, arrays: dict[str, np.ndarray], path) -> tuple[str, dict]:
+    """Check one layer's JSON description before anything is allocated for it.
+
+    Every option must be one the layer's constructor takes, of the type of its default
+    (widths: positive integers); the widths must be dimensions of the layer's stored arrays,
+    and their product no larger than those arrays, so a spec cannot ask for more memory than
+    the file holds.
+    """
+    if not isinstance(layer_spec, dict):
+        raise ModelFileError(f"{path}: layer {i} is {layer_spec!r}, not a layer description")
+    kwargs = dict(layer_spec)
+    name = kwargs.pop("type", None)
+    if not isinstance(name, str) or name not in LAYER_TYPES:
+        raise ModelFileError(f"{path}: layer {i} has unknown type {name!r}")
+    params = {k: p for k, p in inspect.signature(LAYER_TYPES[name]).parameters.items() if k not in ("rng", "dtype")}
+    stored = [a for k, a in arrays.items() if k.startswith(f"layers.{i}.")]
+    dims = {d for a in stored for d in a.shape}
+    widths = 1
+    for k, v in kwargs.items():
+        if k not in params:
+            raise ModelFileError(f"{path}: layer {i} ({name}) has unknown option {k!r}")
+        default = params[k].default
+        if default is inspect.Parameter.empty:  # a width
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v not in dims:
+                raise ModelFileError(f"{path}: layer {i} ({name}) has {k} {v!r}, which its stored arrays "
+                                     f"(dimensions {sorted(dims)}) do not have")
+            widths *= v
+        elif isinstance(default, bool):
+            ok = isinstance(v, bool)
+        elif isinstance(default, str):
+            ok = isinstance(v, str) and (k != "init" or v in init_names())
+        else:
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+        if default is not inspect.Parameter.empty and not ok:
+            raise ModelFileError(f"{path}: layer {i} ({name}) has {k} {v!r}, expected a value like {default!r}")
+    if widths > sum(a.size for a in stored) + 1:
+        raise ModelFileError(f"{path}: layer {i} ({name}) has widths larger than its stored arrays")
+    return name, kwargs
 
 
 def model_from_arrays(arrays: dict[str, np.ndarray], path) -> Model:
@@ -59,10 +164,7 @@ def model_from_arrays(arrays: dict[str, np.ndarray], path) -> Model:
     dtype = np.dtype(spec.get("dtype", "float32"))
     layers = []
     for i, layer_spec in enumerate(spec["layers"]):
-        kwargs = dict(layer_spec)
-        name = kwargs.pop("type", None)
-        if name not in LAYER_TYPES:
-            raise ModelFileError(f"{path}: layer {i} has unknown type {name!r}")
+        name, kwargs = _layer_kwargs(i, layer_spec, arrays, path)
         try:
             layers.append(make_layer(name, kwargs, np.random.default_rng(0), dtype))
         except (TypeError, ValueError) as e:
@@ -78,6 +180,8 @@ def model_from_arrays(arrays: dict[str, np.ndarray], path) -> Model:
         a = arrays[k]
         if a.shape != v.shape or not np.issubdtype(a.dtype, np.floating):
             raise ModelFileError(f"{path}: {k} has shape {a.shape} and dtype {a.dtype}, expected {v.shape} float")
+        if not np.all(np.isfinite(a)):
+            raise ModelFileError(f"{path}: {k} holds non-finite values (NaN or infinity)")
     model.load_state(arrays)
     return model
 

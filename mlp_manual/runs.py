@@ -1,7 +1,8 @@
 """A training run from start to finish, and the run folder it leaves behind:
 
 config.yaml, metrics.csv, summary.json, model.npz, checkpoint.npz, loss.png, accuracy.png
-(classification), decision_boundary.png (two input features), and with diagnostics
+(classification), decision_boundary.png (two input features), confusion.png (classification
+with a test split), mistakes.png (image datasets), and with diagnostics
 diagnostics.csv, grad_norms.png, update_ratio.png, activations.png.
 """
 
@@ -89,6 +90,23 @@ def write_plots(exp: Experiment, history: dict, run_dir: Path) -> None:
             y = exp.data.y_train if exp.data.y_train.ndim == 1 else exp.data.y_train[:, 0]
             plots.plot_decision_boundary(predict, exp.data.X_train, y.astype(int), run_dir / "decision_boundary.png",
                                          f"{exp.cfg.name}: decision boundary (training points)")
+    if exp.loss.classification and exp.data.X_test is not None:
+        write_class_plots(exp, run_dir)
+
+
+def write_class_plots(exp: Experiment, run_dir: Path) -> None:
+    """confusion.png of the test split, and for image datasets mistakes.png."""
+    from . import plots_classes
+    from .evaluation import evaluate_classes
+
+    d = exp.data
+    result = evaluate_classes(exp.model, exp.loss, d.X_test, d.y_test, d.n_classes)
+    names = d.class_names or [str(c) for c in range(d.n_classes)]
+    plots_classes.plot_confusion(result.confusion, names, run_dir / "confusion.png",
+                                 f"{exp.cfg.name}: test accuracy {100 * result.accuracy:.2f}%")
+    if d.image_shape is not None:
+        plots_classes.plot_mistakes(d.X_test, result.y_true, result.y_pred, d.image_shape, names,
+                                    run_dir / "mistakes.png", f"{exp.cfg.name}: misclassified test images")
 
 
 @contextmanager
@@ -136,6 +154,8 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
     echo(f"{cfg.name}: {len(d.X_train)} train / {0 if d.X_val is None else len(d.X_val)} val / "
          f"{0 if d.X_test is None else len(d.X_test)} test samples, {d.n_features} features, "
          f"{exp.model.n_params:,} parameters, {cfg.dtype}")
+    if not resume:
+        echo(exp.model.summary(d.n_features))
     recorder = Recorder(cfg.diagnostics, echo) if cfg.diagnostics.enabled else None
     trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, lambda row: echo(epoch_line(cfg, row)),
                       lambda: checkpoint(), recorder)
@@ -146,7 +166,7 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
             files.write_text(run_dir / "diagnostics.csv", recorder.csv())
 
     if resume:
-        restore(trainer, ckpt, run_dir / "checkpoint.npz")
+        restore(trainer, ckpt, run_dir / "checkpoint.npz", len(d.X_train))
         if recorder and (run_dir / "diagnostics.csv").exists():
             recorder.load_csv((run_dir / "diagnostics.csv").read_text(), before_step=trainer.step_count)
         echo(f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}")

@@ -9,6 +9,17 @@ def rng():
     return np.random.default_rng(1234)
 
 
+@pytest.fixture
+def clean_env(tmp_path, monkeypatch):
+    """No data directory from the developer's machine: empty cwd, env var unset, cache in tmp."""
+    from mlp_manual import datadir
+
+    monkeypatch.delenv(datadir.ENV_VAR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
 def check_layer_gradients(layer, x, rng, tol=1e-7):
     """Float64 central differences of sum(layer(x) * g) against layer.backward(g), for dx and
     every parameter, with a random upstream gradient g. Restores random generators before

@@ -88,3 +88,15 @@ def test_non_finite_inputs_and_out_of_range_labels_are_named():
         check_arrays("d", X, np.zeros(3, dtype=int), 2, "train")
     with pytest.raises(DataError, match=r"labels must lie in 0..1, found 0..2"):
         check_arrays("d", np.ones((3, 2)), np.array([0, 1, 2]), 2, "train")
+
+
+def test_csv_with_given_validation_and_test_files(tmp_path):
+    for name, rows in (("train", "1,2,a\n3,4,b\n5,6,a\n7,8,b\n"), ("val", "1,1,b\n"), ("test", "2,2,a\n0,0,b\n")):
+        (tmp_path / f"{name}.csv").write_text("x,y,label\n" + rows)
+    cfg = DataConfig(name="csv", path=str(tmp_path / "train.csv"), val_path=str(tmp_path / "val.csv"),
+                     test_path=str(tmp_path / "test.csv"), target="label")
+    ds = load_dataset(cfg, np.random.default_rng(0))
+    assert len(ds.X_train) == 4 and ds.y_val.tolist() == [1] and ds.y_test.tolist() == [0, 1]
+    (tmp_path / "val.csv").write_text("x,y,label\n1,1,c\n")
+    with pytest.raises(DataError, match=r"val.csv: class labels \['c'\] do not occur in"):
+        load_dataset(cfg, np.random.default_rng(0))

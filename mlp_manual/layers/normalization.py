@@ -9,14 +9,11 @@ from ..errors import LayerError
 from .base import Layer
 
 
-class LayerNorm(Layer):
-    """Normalise each row to zero mean and unit variance, then scale and shift.
+class _ScaleShift(Layer):
+    """What LayerNorm and BatchNorm1d share: out = gamma * xhat + beta on a normalised xhat.
+    Params: gamma (D,) = 1, beta (D,) = 0."""
 
-    out = gamma * (x - mean) / sqrt(var + eps) + beta, statistics over the D features of a row.
-    Params: gamma (D,) = 1, beta (D,) = 0.
-    """
-
-    def __init__(self, features: int, eps: float = 1e-5, dtype=np.float32):
+    def __init__(self, features: int, eps: float, dtype):
         super().__init__()
         self.features, self.eps = int(features), float(eps)
         self.params["gamma"] = np.ones(self.features, dtype=dtype)  # (D,)
@@ -24,19 +21,38 @@ class LayerNorm(Layer):
         self._grads_like_params()
         self.xhat = self.rstd = None
 
+    def scale_shift(self, xhat):
+        self.xhat = xhat  # (N, D), needed for dgamma and dx
+        return self.params["gamma"] * xhat + self.params["beta"]
+
+    def scale_shift_backward(self, dout):
+        """Fill dgamma and dbeta; return dxhat (N, D)."""
+        xhat = self.saved(self.xhat)
+        # fwd: out = gamma * xhat + beta  =>  dgamma = sum_N(dout * xhat), dbeta = sum_N(dout)
+        self.grads["gamma"] = (dout * xhat).sum(axis=0)  # (D,)
+        self.grads["beta"] = dout.sum(axis=0)  # (D,)
+        return dout * self.params["gamma"]
+
+
+class LayerNorm(_ScaleShift):
+    """Normalise each row to zero mean and unit variance, then scale and shift.
+
+    out = gamma * (x - mean) / sqrt(var + eps) + beta, statistics over the D features of a row.
+    Params: gamma (D,) = 1, beta (D,) = 0.
+    """
+
+    def __init__(self, features: int, eps: float = 1e-5, dtype=np.float32):
+        super().__init__(features, eps, dtype)
+
     def forward(self, x):
         mean = x.mean(axis=1, keepdims=True)  # (N, 1)
         var = x.var(axis=1, keepdims=True)  # (N, 1), biased
         self.rstd = 1 / np.sqrt(var + x.dtype.type(self.eps))  # (N, 1)
-        self.xhat = (x - mean) * self.rstd  # (N, D)
-        return self.params["gamma"] * self.xhat + self.params["beta"]
+        return self.scale_shift((x - mean) * self.rstd)
 
     def backward(self, dout):
-        xhat, rstd = self.saved(self.xhat), self.saved(self.rstd)
-        # fwd: out = gamma * xhat + beta  =>  dgamma = sum_N(dout * xhat), dbeta = sum_N(dout)
-        self.grads["gamma"] = (dout * xhat).sum(axis=0)  # (D,)
-        self.grads["beta"] = dout.sum(axis=0)  # (D,)
-        dxhat = dout * self.params["gamma"]  # (N, D)
+        dxhat = self.scale_shift_backward(dout)  # (N, D)
+        xhat, rstd = self.xhat, self.saved(self.rstd)
         # fwd: xhat = (x - mean(x)) * rstd(x)
         #  =>  dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), means over D
         return rstd * (dxhat - dxhat.mean(axis=1, keepdims=True)
@@ -77,7 +93,7 @@ class RMSNorm(Layer):
         return {"features": self.features, "eps": self.eps}
 
 
-class BatchNorm1d(Layer):
+class BatchNorm1d(_ScaleShift):
     """Normalise each feature over the batch in training, with running statistics in eval.
 
     Training: out = gamma * (x - mean_N) / sqrt(var_N + eps) + beta, and
@@ -87,16 +103,12 @@ class BatchNorm1d(Layer):
     """
 
     def __init__(self, features: int, momentum: float = 0.1, eps: float = 1e-5, dtype=np.float32):
-        super().__init__()
         if not 0.0 <= momentum <= 1.0:
             raise LayerError(f"batchnorm momentum must be in [0, 1], got {momentum}")
-        self.features, self.momentum, self.eps = int(features), float(momentum), float(eps)
-        self.params["gamma"] = np.ones(self.features, dtype=dtype)  # (D,)
-        self.params["beta"] = np.zeros(self.features, dtype=dtype)  # (D,)
-        self._grads_like_params()
+        super().__init__(features, eps, dtype)
+        self.momentum = float(momentum)
         self.buffers["running_mean"] = np.zeros(self.features, dtype=dtype)  # (D,)
         self.buffers["running_var"] = np.ones(self.features, dtype=dtype)  # (D,)
-        self.xhat = self.rstd = None
         self.batch_stats = None
 
     def forward(self, x):
@@ -115,15 +127,11 @@ class BatchNorm1d(Layer):
             mean, var = self.buffers["running_mean"], self.buffers["running_var"]
         self.batch_stats = self.training
         self.rstd = 1 / np.sqrt(var + eps)  # (D,)
-        self.xhat = (x - mean) * self.rstd  # (N, D)
-        return self.params["gamma"] * self.xhat + self.params["beta"]
+        return self.scale_shift((x - mean) * self.rstd)
 
     def backward(self, dout):
-        xhat, rstd = self.saved(self.xhat), self.saved(self.rstd)
-        # fwd: out = gamma * xhat + beta  =>  dgamma = sum_N(dout * xhat), dbeta = sum_N(dout)
-        self.grads["gamma"] = (dout * xhat).sum(axis=0)  # (D,)
-        self.grads["beta"] = dout.sum(axis=0)  # (D,)
-        dxhat = dout * self.params["gamma"]  # (N, D)
+        dxhat = self.scale_shift_backward(dout)  # (N, D)
+        xhat, rstd = self.xhat, self.saved(self.rstd)
         if not self.batch_stats:
             # fwd (eval): xhat = (x - running_mean) * rstd  =>  dx = dxhat * rstd
             return dxhat * rstd

@@ -1,0 +1,68 @@
+"""``mlp-data``: see which datasets are available and download MNIST and Fashion-MNIST."""
+
+import click
+
+from .. import datadir, fetch as fetching
+from ..errors import DataError
+from ..realdata import DIGITS_FILE, MNIST1D_FILE
+from .common import user_errors
+
+DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False), default=None,
+                        help="Data directory (default: $MLP_MANUAL_DATA, ./data, then the user cache).")
+
+
+@click.group()
+def main():
+    """Datasets for mlp-manual: list them, fetch the downloadable ones.
+
+    \b
+    Examples:
+      mlp-data list
+      mlp-data fetch mnist
+      mlp-data fetch fashion_mnist --data-dir ~/datasets
+    """
+
+
+@main.command("list")
+@DATA_DIR
+@user_errors
+def list_datasets(data_dir):
+    """Show every dataset, whether it is present, and where."""
+    rows = [("digits", "shipped", str(DIGITS_FILE)), ("mnist1d", "shipped", str(MNIST1D_FILE))]
+    for name in datadir.IDX_FILES:
+        try:
+            files = datadir.locate(name, data_dir)
+            rows.append((name, "present", str(next(iter(files.values())).parent)))
+        except DataError:
+            looked = ", ".join(str(folder / name) for folder, _ in datadir.candidate_dirs(data_dir))
+            rows.append((name, "missing", f"get it with `mlp-data fetch {name}`; looked in {looked}"))
+    width = max(len(name) for name, _, _ in rows)
+    for name, status, where in rows:
+        click.echo(f"{name:<{width}}  {status:<7}  {where}")
+
+
+def _progress_bar(label, total):
+    if total is None:
+        return click.progressbar(length=0, label=label, show_percent=False, show_pos=True)
+    return click.progressbar(length=total, label=label, show_eta=True)
+
+
+@main.command("fetch")
+@click.argument("name", type=click.Choice(sorted(fetching.EXPECTED)), metavar="DATASET")
+@DATA_DIR
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=fetching.TIMEOUT,
+              show_default=True, help="Seconds a connection or read may stall before the next mirror is tried.")
+@user_errors
+def fetch_dataset(name, data_dir, timeout):
+    """Download NAME's four IDX files, verify them and put them in the data directory.
+
+    Files already present and correct are kept. Without --data-dir the files go to
+    $MLP_MANUAL_DATA if set, else the user cache folder.
+    """
+    folder = fetching.fetch(name, data_dir, timeout=timeout, progress=_progress_bar,
+                            log=lambda message: click.echo(message, err=True))
+    click.echo(f"{name} is ready in {folder}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""Per-class evaluation of a classifier: predictions, confusion matrix, and a per-class table.
+
+N = samples, D = features, K = output units, C = classes.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .losses import LossSpec
+from .model import Model
+
+
+def model_outputs(model: Model, X: np.ndarray, batch_size: int = 2048) -> np.ndarray:
+    """Outputs of ``model`` in evaluation mode (dropout off, running statistics), in batches;
+    each layer's training flag is restored afterwards.
+
+    Inputs: X (N, D). Returns: (N, K).
+    """
+    was_training = [layer.training for layer in model.layers]
+    model.eval()
+    try:
+        return np.concatenate([model.forward(X[i:i + batch_size]) for i in range(0, len(X), batch_size)])
+    finally:
+        for layer, mode in zip(model.layers, was_training):
+            layer.train(mode)
+
+
+def class_labels(y: np.ndarray) -> np.ndarray:
+    """Labels (N,) int64 from targets as a loss wants them, (N,) or (N, 1)."""
+    return (y if y.ndim == 1 else y[:, 0]).astype(np.int64)
+
+
+def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, n_classes: int) -> np.ndarray:
+    """Counts (C, C): row = true class, column = predicted class."""
+    return np.bincount(y_true * n_classes + y_pred, minlength=n_classes * n_classes).reshape(n_classes, n_classes)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    loss: float
+    y_true: np.ndarray  # (N,)
+    y_pred: np.ndarray  # (N,)
+    confusion: np.ndarray  # (C, C)
+
+    @property
+    def accuracy(self) -> float:
+        return float(np.trace(self.confusion) / self.confusion.sum())
+
+
+def evaluate_classes(model: Model, loss: LossSpec, X: np.ndarray, y: np.ndarray, n_classes: int) -> Evaluation:
+    """Loss, predictions and confusion matrix of a classifier on (X, y).
+
+    Inputs: X (N, D); y as ``loss.targets`` makes it.
+    """
+    out = model_outputs(model, X)  # (N, K)
+    value, _ = loss.fn(out, y)
+    y_true, y_pred = class_labels(y), loss.predict(out).astype(np.int64)
+    return Evaluation(float(value), y_true, y_pred, confusion_matrix(y_true, y_pred, n_classes))
+
+
+def class_table(confusion: np.ndarray, class_names) -> str:
+    """Support, precision and recall per class, one line each, plus the totals."""
+    support = confusion.sum(axis=1)
+    predicted = confusion.sum(axis=0)
+    hits = np.diag(confusion)
+    names = [str(n) for n in class_names]
+    width = max(5, *(len(n) for n in names))
+    lines = [f"{'class':<{width}}  {'support':>7}  {'precision':>9}  {'recall':>6}"]
+    for name, n, p, h in zip(names, support, predicted, hits):
+        precision = f"{h / p:.4f}" if p else "-"
+        recall = f"{h / n:.4f}" if n else "-"
+        lines.append(f"{name:<{width}}  {n:>7}  {precision:>9}  {recall:>6}")
+    lines.append(f"{'all':<{width}}  {support.sum():>7}  {'':>9}  {hits.sum() / max(support.sum(), 1):.4f}")
+    return "\n".join(lines)

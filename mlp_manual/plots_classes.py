@@ -1,0 +1,56 @@
+"""Figures of a classifier's test results: the confusion matrix and a grid of misclassified images.
+
+Uses matplotlib's non-interactive Agg backend, like every plots module, and writes atomically.
+C = classes, N = samples, D = pixels.
+"""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from .plots import save  # noqa: E402
+
+
+def plot_confusion(confusion: np.ndarray, class_names, path, title: str) -> None:
+    """Counts (C, C), row = true class; colour = share of the row, so every class reads alike."""
+    n = len(confusion)
+    share = confusion / np.maximum(confusion.sum(axis=1, keepdims=True), 1)  # (C, C)
+    size = max(4.5, 0.5 * n + 2)
+    fig, ax = plt.subplots(figsize=(size + 1, size))
+    image = ax.imshow(share, cmap="Blues", vmin=0, vmax=1)
+    if n <= 20:
+        for i in range(n):
+            for j in range(n):
+                if confusion[i, j]:
+                    ax.text(j, i, str(confusion[i, j]), ha="center", va="center", fontsize=8,
+                            color="white" if share[i, j] > 0.5 else "black")
+    names = [str(c) for c in class_names]
+    long_names = max(map(len, names)) > 2
+    ax.set_xticks(range(n), names, rotation=45 if long_names else 0, ha="right" if long_names else "center")
+    ax.set_yticks(range(n), names)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("true")
+    ax.set_title(title)
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="share of the true class")
+    save(fig, path)
+
+
+def plot_mistakes(X: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, image_shape, class_names, path,
+                  title: str, limit: int = 36) -> None:
+    """The first ``limit`` misclassified inputs X (N, D) drawn as images, titled "true -> predicted"."""
+    wrong = np.flatnonzero(y_true != y_pred)[:limit]
+    cols = 6
+    rows = max(1, -(-len(wrong) // cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(1.6 * cols, 1.75 * rows + 0.4), squeeze=False)
+    names = [str(c) for c in class_names]
+    for ax in axes.ravel():
+        ax.axis("off")
+    for ax, i in zip(axes.ravel(), wrong):
+        ax.imshow(X[i].reshape(image_shape), cmap="gray_r")
+        ax.set_title(f"{names[y_true[i]]} -> {names[y_pred[i]]}", fontsize=7)
+    if len(wrong) == 0:
+        axes[0, 0].text(0, 0.5, "no mistakes", fontsize=10)
+    fig.suptitle(f"{title} (true -> predicted)", fontsize=9)
+    save(fig, path)

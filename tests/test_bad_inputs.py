@@ -1,0 +1,55 @@
+"""The bad-input corpus: every case in bad_inputs/cases.yaml runs through its command with
+CliRunner and must end in its exact one-line message, its exit code, no traceback, and no
+temporary file left behind. bad_inputs/README.md describes the format."""
+
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from mlp_manual.cli import data, evaluate, gradcheck, plot, train
+
+HERE = Path(__file__).parent / "bad_inputs"
+CASES = yaml.safe_load((HERE / "cases.yaml").read_text(encoding="utf-8"))
+COMMANDS = {"mlp-train": train.main, "mlp-gradcheck": gradcheck.main, "mlp-plot": plot.main,
+            "mlp-eval": evaluate.main, "mlp-data": data.main}
+
+
+def make_files(folder: Path, files: dict) -> None:
+    """Write a case's inputs: a string is the file's text, ``{from: NAME}`` copies bad_inputs/files/NAME,
+    ``{folder: true}`` makes an empty folder."""
+    for name, content in (files or {}).items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str):
+            path.write_text(content, encoding="utf-8")
+        elif "from" in content:
+            shutil.copy(HERE / "files" / content["from"], path)
+        elif "hex" in content:
+            path.write_bytes(bytes.fromhex(content["hex"]))
+        else:
+            path.mkdir()
+
+
+def test_the_corpus_is_large_and_names_are_unique():
+    names = [c["name"] for c in CASES]
+    assert len(names) >= 40 and len(set(names)) == len(names)
+    assert {c["name"].split("/")[0] for c in CASES} >= {"config", "set", "csv", "checkpoint", "out"}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_bad_input_gives_its_message(case, tmp_path, monkeypatch):
+    make_files(tmp_path, case.get("files"))
+    monkeypatch.chdir(tmp_path)
+    command, *args = shlex.split(case["run"])
+    result = CliRunner().invoke(COMMANDS[command], args)
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    last = result.output.strip().splitlines()[-1] if result.output.strip() else ""
+    assert last == f"Error: {case['error']}", result.output
+    assert result.exit_code == case.get("exit", 1)
+    leftovers = [p.name for p in tmp_path.rglob("*") if ".tmp" in p.name]
+    assert not leftovers, f"temporary files left behind: {leftovers}"

@@ -1,0 +1,95 @@
+"""Atomic writes: a process killed at any moment leaves every earlier file whole, and files get
+the permissions a plain open() would give them."""
+
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mlp_manual import files
+from mlp_manual.model_file import load_model
+
+WRITER = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    import numpy as np
+    from mlp_manual import files
+    from mlp_manual.layers import Linear
+    from mlp_manual.model import Model
+    from mlp_manual.model_file import save_model
+    from mlp_manual.runs import metrics_csv
+    out = Path(sys.argv[1])
+    model = Model([Linear(400, 1000, rng=np.random.default_rng(0))])
+    history = {"epoch": list(range(1, 20001)), "lr": [0.1] * 20000, "train_loss": [0.5] * 20000}
+    i = 0
+    while True:
+        i += 1
+        save_model(model, out / "model.npz", extra={"i": i})
+        files.write_text(out / "metrics.csv", metrics_csv(history))
+        files.write_text(out / "summary.json", '{"i": %d}' % i)
+        print(i, flush=True)
+""")
+
+
+def test_kill_9_mid_write_leaves_model_metrics_and_summary_whole(tmp_path):
+    rng = np.random.default_rng(0)
+    for attempt in range(2):
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        assert proc.stdout.readline()  # one complete round of writes
+        time.sleep(rng.uniform(0.0, 0.2))
+        proc.kill()
+        proc.wait()
+        assert load_model(tmp_path / "model.npz").layers[0].params["W"].shape == (400, 1000)
+        with open(tmp_path / "metrics.csv", newline="") as f:
+            assert len(list(csv.reader(f))) == 20001
+        assert json.loads((tmp_path / "summary.json").read_text())["i"] >= 1
+    finals = {"model.npz", "metrics.csv", "summary.json"}
+    assert all(p.name in finals or ".tmp" in p.name for p in tmp_path.iterdir())
+
+
+def test_a_failed_write_keeps_the_old_file_and_removes_the_temporary(tmp_path):
+    path = tmp_path / "summary.json"
+    files.write_json(path, {"a": 1})
+    with pytest.raises(ZeroDivisionError):
+        with files.atomic_path(path) as tmp:
+            tmp.write_text("half")
+            1 / 0
+    assert path.read_text() == '{\n  "a": 1\n}\n' and [p.name for p in tmp_path.iterdir()] == ["summary.json"]
+
+
+def test_new_files_get_the_umask_permissions_and_replaced_files_keep_theirs(tmp_path):
+    old = os.umask(0o027)
+    try:
+        files.write_text(tmp_path / "new.txt", "x")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "new.txt").stat().st_mode & 0o777 == 0o640
+    (tmp_path / "kept.txt").write_text("x")
+    os.chmod(tmp_path / "kept.txt", 0o604)
+    files.write_text(tmp_path / "kept.txt", "y")
+    assert (tmp_path / "kept.txt").stat().st_mode & 0o777 == 0o604
+
+
+WRITES = re.compile(r"""open\([^)]*["']([wax][bt]?\+?|r[bt]?\+|r\+[bt]?)["']|(?<!files)\.write_(text|bytes)\(|np\.save|savefig\((?!tmp)""")
+
+
+# Writes that land in a temporary path handed out by files.atomic_path.
+INTO_ATOMIC_TEMPORARY = {("fetch.py", 'open(dest, "wb")')}
+
+
+def test_every_file_written_by_the_package_goes_through_files_py():
+    """No module but files.py opens a file for writing, or saves arrays or figures, by itself."""
+    package = Path(files.__file__).parent
+    offenders = [f"{path.name}: {line.strip()}" for path in package.rglob("*.py") if path.name != "files.py"
+                 for line in path.read_text(encoding="utf-8").splitlines() if WRITES.search(line)
+                 and not any(path.name == f and snippet in line for f, snippet in INTO_ATOMIC_TEMPORARY)]
+    assert offenders == []

@@ -1,0 +1,258 @@
+"""Property-based tests: any input to a reader gives a valid result or one of our own errors
+(an MLPManualError), never another exception. Derandomized, so CI sees the same examples."""
+
+import io
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from mlp_manual.checkpoint import load_checkpoint, restore
+from mlp_manual.config import Config, config_from_dict, load_config, parse_override
+from mlp_manual.csvdata import read_csv
+from mlp_manual.errors import MLPManualError
+from mlp_manual.experiment import prepare
+from mlp_manual.model import Model
+from mlp_manual.model_file import load_model
+from mlp_manual.trainer import Trainer
+
+FILES = Path(__file__).parent / "bad_inputs" / "files"
+FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+# Names that occur in configs, so that generated documents reach past the first unknown key.
+KEYS = sorted({"name", "seed", "dtype", "data", "model", "loss", "optimizer", "schedule", "training",
+               "diagnostics", "layers", "init", "type", "units", "lr", "epochs", "batch_size", "p", "eps",
+               "momentum", "early_stopping", "patience", "path", "target", "delimiter", "val_fraction",
+               "clip_norm", "bias", "slope", "shuffle", "monitor", "gamma", "noise", "n_samples"})
+WORDS = KEYS + ["linear", "relu", "adam", "sgd", "xor", "moons", "csv", "mse", "softmax_cross_entropy",
+                "bce_with_logits", "batchnorm", "dropout", "layernorm", "he_uniform", "float64", "cosine"]
+scalars = (st.none() | st.booleans() | st.integers(-5, 10**20) | st.floats(allow_nan=True)
+           | st.sampled_from(WORDS) | st.text(max_size=8))
+documents = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
+                         | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=5), inner, max_size=4),
+                         max_leaves=20)
+
+
+def only_our_errors(fn, *args, **kwargs):
+    """Call ``fn``; an MLPManualError is a valid outcome, any other exception fails the test."""
+    try:
+        return fn(*args, **kwargs)
+    except MLPManualError:
+        return None
+
+
+LAYER_NAMES = ["linear", "relu", "tanh", "dropout", "layernorm", "batchnorm", "leaky_relu", "softmax"]
+layer_specs = st.lists(st.sampled_from(LAYER_NAMES) | documents | st.fixed_dictionaries(
+    {"type": st.sampled_from(LAYER_NAMES) | documents},
+    optional={k: scalars | documents for k in ["units", "p", "eps", "momentum", "slope", "init", "bias", "x"]}),
+    max_size=4)
+sections = st.fixed_dictionaries({"model": st.fixed_dictionaries({"layers": layer_specs})}, optional={
+    "optimizer": st.dictionaries(st.sampled_from(KEYS), scalars, max_size=3),
+    "training": st.dictionaries(st.sampled_from(KEYS), scalars | documents, max_size=3),
+})
+
+
+@FUZZ
+@given(documents | sections)
+def test_config_from_dict_gives_a_config_or_a_config_error(raw):
+    cfg = only_our_errors(config_from_dict, raw, "fuzz.yaml")
+    assert cfg is None or isinstance(cfg, Config)
+
+
+yaml_fragments = st.sampled_from([
+    "optimizer:", "  lr: ", "training: {", "}", "[", "]", "- ", ": ", "\n", "  ", "model:\n  layers: [",
+    "relu, ", "{type: linear, units: ", "1e-3", ".inf", "-1", "0", "null", "yes", "'x'", '"', "&a ", "*a",
+    "!!python/object:os.system ", "!!binary aGk=", "? ", "#", "%YAML 1.1\n", "---\n", "...\n", "\t", "2024-01-01",
+]) | st.sampled_from(WORDS) | st.text(max_size=4)
+
+
+@FUZZ
+@given(st.lists(yaml_fragments, max_size=25).map("".join))
+def test_load_config_of_any_text_gives_a_config_or_a_config_error(text):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "fuzz.yaml"
+        path.write_text(text, encoding="utf-8")
+        cfg = only_our_errors(load_config, path)
+    assert cfg is None or isinstance(cfg, Config)
+
+
+override_keys = st.lists(st.sampled_from(["model", "layers", "0", "1", "2", "7", "-1", "²", "units", "type",
+                                          "optimizer", "lr", "training", "epochs", "x", ""])
+                         | st.text(max_size=3), min_size=1, max_size=4).map(".".join)
+override_values = st.sampled_from(["0.1", "-1", "[1", "[relu, {type: linear}]", "{a: 1}", "relu", "5", "", "~",
+                                   ".nan", "[5]", "{type: [1]}", "true", "[[1]]"]) | st.text(max_size=6)
+
+
+known_overrides = st.sampled_from(["model.layers=5", "model.layers=[5]", "model.layers=[relu, {type: linear}]",
+                                   "model.layers.0=relu", "model.layers.0.units=3", "model.layers.1.p=0.5",
+                                   "optimizer.lr=0.1", "training=3"])
+generated_overrides = st.tuples(override_keys, st.sampled_from(["=", "", "=="]), override_values).map("".join)
+
+
+@FUZZ
+@given(st.lists(known_overrides, min_size=2, max_size=4) | st.lists(known_overrides | generated_overrides, max_size=4)
+       | st.lists(st.text(max_size=12), max_size=2))
+def test_set_overrides_give_a_config_or_a_config_error(overrides):
+    for text in overrides:
+        only_our_errors(parse_override, text)
+    cfg = only_our_errors(config_from_dict, {}, "fuzz.yaml", overrides)
+    assert cfg is None or isinstance(cfg, Config)
+
+
+csv_text = st.lists(st.sampled_from(["1", "0", "2", "-1", "0.5", "nan", "inf", "1e400", "1e18", "a", "b", " ",
+                                     ",", ";", "\n", "\r\n", '"', "\x00", "x,y,z\n", "1,2,0\n"])
+                    | st.text(max_size=3), max_size=40).map("".join)
+
+
+@FUZZ
+@given(st.one_of(csv_text.map(lambda t: t.encode("utf-8", "surrogatepass")), st.binary(max_size=200)),
+       st.sampled_from([-1, 0, 1, 5, -9, "b", "label"]), st.booleans(), st.sampled_from([",", ";", "", "ab", "\n"]),
+       st.sampled_from(["classification", "regression"]))
+def test_csv_reader_gives_arrays_or_a_data_error(content, target, header, delimiter, task):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "fuzz.csv"
+        path.write_bytes(content)
+        out = only_our_errors(read_csv, path, target, header, delimiter, task)
+    if out is not None:
+        X, y, names = out
+        assert X.ndim == 2 and len(X) == len(y) and np.all(np.isfinite(X)) and np.all(np.isfinite(y))
+        if task == "classification":
+            assert y.min() >= 0 and len(np.unique(y)) == y.max() + 1
+
+
+def load_bytes(data: bytes):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "model.npz"
+        path.write_bytes(data)
+        return only_our_errors(load_model, path)
+
+
+@FUZZ
+@given(st.binary(max_size=600))
+def test_load_model_of_arbitrary_bytes(data):
+    assert load_bytes(data) is None or isinstance(load_bytes(data), Model)
+
+
+VALID_MODEL = (FILES / "xor-model.npz").read_bytes()
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.integers(0, len(VALID_MODEL) - 1), st.integers(0, 255),
+                          st.sampled_from(["set", "insert", "delete"])), min_size=1, max_size=4),
+       st.integers(1, len(VALID_MODEL)))
+def test_load_model_of_a_mutated_valid_file(edits, keep):
+    data = bytearray(VALID_MODEL[:keep])
+    for pos, byte, how in edits:
+        pos = min(pos, len(data))
+        if how == "set" and pos < len(data):
+            data[pos] = byte
+        elif how == "insert":
+            data.insert(pos, byte)
+        elif pos < len(data):
+            del data[pos]
+    model = load_bytes(bytes(data))
+    assert model is None or isinstance(model, Model)
+
+
+def npz_bytes(arrays: dict) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+with np.load(FILES / "xor-model.npz") as f:
+    MODEL_ARRAYS = {k: f[k] for k in f.files}
+MODEL_SPEC = json.loads(str(MODEL_ARRAYS["__spec__"]))
+json_values = st.recursive(st.none() | st.booleans() | st.integers(-3, 10**12) | st.floats() | st.text(max_size=6)
+                           | st.sampled_from(["linear", "relu", "he_uniform", "float64", "float16", "int8",
+                                              "mlp-manual-model/1"]),
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                               st.sampled_from(["type", "in_features", "out_features", "features", "init", "bias",
+                                                "p", "eps", "x"]), inner, max_size=4),
+                           max_leaves=12)
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.sampled_from(["format", "layers", "dtype", "layer", "option"]), json_values),
+                min_size=1, max_size=3),
+       st.sampled_from(["keep", "drop_W", "wrong_shape", "int_dtype", "extra"]))
+def test_load_model_of_a_valid_archive_with_a_mutated_spec_or_arrays(changes, arrays_change):
+    spec = json.loads(json.dumps(MODEL_SPEC))
+    for where, value in changes:
+        if where in ("format", "layers", "dtype"):
+            spec[where] = value
+        elif isinstance(spec["layers"], list) and spec["layers"]:
+            i = len(json.dumps(value)) % len(spec["layers"])
+            if where == "layer":
+                spec["layers"][i] = value
+            elif isinstance(spec["layers"][i], dict) and isinstance(value, dict):
+                spec["layers"][i].update(value)
+    arrays = dict(MODEL_ARRAYS, __spec__=np.array(json.dumps(spec)))
+    if arrays_change == "drop_W":
+        del arrays["layers.0.W"]
+    elif arrays_change == "wrong_shape":
+        arrays["layers.0.W"] = arrays["layers.0.W"].T
+    elif arrays_change == "int_dtype":
+        arrays["layers.2.b"] = arrays["layers.2.b"].astype(np.int32)
+    elif arrays_change == "extra":
+        arrays["layers.9.W"] = np.ones(3)
+    model = load_bytes(npz_bytes(arrays))
+    assert model is None or isinstance(model, Model)
+
+
+with np.load(FILES / "xor-checkpoint.npz") as f:
+    CHECKPOINT_ARRAYS = {k: f[k] for k in f.files}
+CHECKPOINT_META = json.loads(str(CHECKPOINT_ARRAYS["__meta__"]))
+XOR = load_config(FILES / "xor.yaml")
+
+
+@pytest.fixture(scope="module")
+def xor_experiment():
+    return prepare(XOR)
+
+
+@settings(FUZZ, max_examples=40)
+@given(data=st.data())
+def test_resuming_from_a_checkpoint_with_mutated_meta(xor_experiment, data):
+    meta = json.loads(json.dumps(CHECKPOINT_META))
+    for key in data.draw(st.lists(st.sampled_from(sorted(meta)), min_size=1, max_size=2)):
+        meta[key] = data.draw(json_values if key != "epoch_state" else json_values | st.fixed_dictionaries(
+            {"next_batch": st.integers(-1, 9), "loss_sum": st.floats(), "correct": st.integers(-1, 9),
+             "seconds": st.floats(0, 1)}))
+    arrays = dict(CHECKPOINT_ARRAYS, __meta__=np.array(json.dumps(meta)))
+    if data.draw(st.booleans()):
+        arrays["epoch_order"] = np.array(data.draw(st.lists(st.integers(-2, 5), max_size=5)), dtype=np.int64)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "checkpoint.npz"
+        path.write_bytes(npz_bytes(arrays))
+        ckpt = only_our_errors(load_checkpoint, path)
+        if ckpt is not None:
+            exp = xor_experiment
+            trainer = Trainer(exp.model, exp.loss, XOR, np.random.default_rng(0))
+            only_our_errors(restore, trainer, ckpt, path, len(exp.data.X_train))
+
+
+def test_the_fuzzed_fixtures_are_valid():
+    assert set(CHECKPOINT_META) >= {"epoch", "step", "history", "rng", "best", "epoch_state"}
+    assert isinstance(load_model(FILES / "xor-model.npz"), Model)
+    ckpt = load_checkpoint(FILES / "xor-checkpoint.npz")
+    exp = prepare(XOR)
+    restore(Trainer(exp.model, exp.loss, XOR, np.random.default_rng(0)), ckpt, "ckpt", len(exp.data.X_train))
+
+
+@FUZZ
+@given(st.one_of(
+    st.binary(max_size=64),
+    st.tuples(st.sampled_from([0x08, 0x09, 0x0B, 0x0C, 0x0D, 0x0E, 0x07]), st.integers(0, 4),
+              st.lists(st.integers(0, 2**32 - 1) | st.integers(0, 4), max_size=4), st.binary(max_size=48))
+    .map(lambda t: bytes([0, 0, t[0], t[1]]) + b"".join(d.to_bytes(4, "big") for d in t[2]) + t[3])))
+@example(bytes([0, 0, 8, 4]) + (2**16).to_bytes(4, "big") * 4)  # 2**64 elements: an int64 product wraps to 0
+def test_idx_reader_gives_an_array_or_a_data_error(data):
+    idx = pytest.importorskip("mlp_manual.idx")
+    out = only_our_errors(idx.parse_idx, data, "fuzz.idx")
+    assert out is None or isinstance(out, np.ndarray)
