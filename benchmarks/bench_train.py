@@ -274,80 +274,94 @@ def table(header, rows):
     return out + ["| " + " | ".join(str(v) for v in row) + " |" for row in rows]
 
 
+def mnist_point(X, y, data_note, threads, rounds, warm_up):
+    """Race every library and the matmul reference at 784-256-256-10, batch 128."""
+    peers = [cls for cls, lib in ((PyTorchEager, torch), (ScikitLearn, sklearn)) if lib is not None]
+    peak = matmul_peak()
+    med = race([cls(X, y, 256, 128) for cls in (MlpManual, *peers, MatmulsOnly)], rounds, warm_up)
+    peak = max(peak, matmul_peak())
+    flops, ours, gemm = step_flops(256, len(X)), med["mlp-manual"], med["matmuls only"]
+    rows = [(name, f"{s:.3f}", f"{ours / s:.2f}", "-" if name == MatmulsOnly.name else f"{1 - gemm / s:.0%}",
+             f"{flops / s / 1e9:.0f}") for name, s in med.items()]
+    lines = ["### MNIST point: 784-256-256-10, batch 128, float32, plain SGD", "",
+             *machine_lines(threads), f"- data: {len(X)} x {D}, {data_note}",
+             f"- median of {rounds} epochs each{', after one warm-up epoch' if warm_up else ''}; "
+             "libraries alternate epoch by epoch", ""]
+    lines += table(["library", "epoch (s)", "mlp-manual / library", "time outside matmuls", "GFLOP/s"], rows)
+    lines += ["", f"Matmul peak (one 2048^3 float32 product): {peak:.0f} GFLOP/s. mlp-manual reaches "
+              f"{flops / ours / 1e9 / peak:.0%} of it; its matmuls alone reach {flops / gemm / 1e9 / peak:.0%}.", ""]
+    return med, lines
+
+
+def grid(X, y, rounds, warm_up):
+    """mlp-manual / PyTorch for every width and batch size."""
+    ratios, rows = {}, []
+    for width in WIDTHS:
+        for batch in BATCHES:
+            med = race([MlpManual(X, y, width, batch), PyTorchEager(X, y, width, batch)], rounds, warm_up)
+            ours, theirs = med["mlp-manual"], med["PyTorch eager"]
+            ratios[width, batch] = ours / theirs
+            rows.append((width, batch, f"{ours * 1e3:.0f}", f"{theirs * 1e3:.0f}", f"{ours / theirs:.2f}"))
+    lines = [f"### Grid: mlp-manual against PyTorch eager ({len(X)} samples an epoch, median of {rounds})", ""]
+    return ratios, lines + table(["width", "batch", "mlp-manual (ms)", "PyTorch (ms)", "ratio"], rows) + [""]
+
+
+def memory(threads, epochs):
+    """Peak memory of each library's training process; returns {name: added fraction}, lines."""
+    added, rows = {}, []
+    for name in ("mlp-manual", "pytorch") if torch is not None else ("mlp-manual",):
+        m = measure_memory(name, threads, epochs)
+        extra = m["peak"] - m["imports"] - m["arrays"]
+        added[name] = extra / m["arrays"]
+        rows.append((name, f"{m['arrays']:.0f}", f"{m['imports']:.0f}", f"{m['peak']:.0f}",
+                     f"{extra:.0f} ({added[name]:.0%})"))
+    lines = [f"### Peak memory, MNIST-shaped run ({epochs} epoch(s), a fresh process each)", ""]
+    return added, lines + table(["library", "arrays X, y (MiB)", "after imports (MiB)", "peak (MiB)",
+                                 "training adds beyond the arrays (MiB)"], rows) + [""]
+
+
+def targets(med, grid_ratios, added):
+    """The issue's targets against this run: (target, measured, limit, shown as percent)."""
+    ours = med["mlp-manual"]
+    found = [("time outside matmuls <= 35%", 1 - med[MatmulsOnly.name] / ours, 0.35, True),
+             ("memory added beyond the arrays < 10%", added["mlp-manual"], 0.10, True)]
+    if torch is not None:
+        found.insert(0, ("MNIST point vs PyTorch eager <= 0.75x", ours / med[PyTorchEager.name], 0.75, False))
+        found.append(("grid, width <= 256: <= 1.0x PyTorch (worst point)",
+                      max(r for (w, _), r in grid_ratios.items() if w <= 256), 1.0, False))
+        found.append(("grid, width 1024: <= 1.1x PyTorch (worst point)",
+                      max(r for (w, _), r in grid_ratios.items() if w > 256), 1.1, False))
+    if sklearn is not None:
+        found.insert(1, ("MNIST point vs scikit-learn <= 0.4x", ours / med[ScikitLearn.name], 0.4, False))
+    rows = [(t, f"{v:.0%}" if percent else f"{v:.2f}", "yes" if v <= limit else "NO")
+            for t, v, limit, percent in found]
+    return ["### Targets", ""] + table(["target", "measured", "met"], rows)
+
+
 def main():
     threads = ARGS.threads
-    limits = threadpoolctl.threadpool_limits(threads) if threadpoolctl else None  # noqa: F841, kept alive
+    if threadpoolctl:
+        threadpoolctl.threadpool_limits(threads)  # stays in force: no context manager restores it
     if torch is not None:
         torch.set_num_threads(threads)
     if ARGS.memory_child:
         memory_child(ARGS.memory_child, ARGS.epochs)
         return
-    quick = ARGS.quick
     # quick: no warm-up epoch (the median of three drops a slow first one), a smaller grid
-    rounds, grid_rounds, grid_n, memory_epochs = (3, 3, 2048, 1) if quick else (7, 5, 8192, 2)
+    rounds, grid_rounds, grid_n, memory_epochs = (3, 3, 2048, 1) if ARGS.quick else (7, 5, 8192, 2)
+    warm_up = not ARGS.quick
     started = time.perf_counter()
     X, y, data_note = mnist_shaped(np.random.default_rng(0))
-    peers = [cls for cls, lib in ((PyTorchEager, torch), (ScikitLearn, sklearn)) if lib is not None]
-    notes = [f"{name} is not installed: skipped" for name, lib in (("PyTorch", torch), ("scikit-learn", sklearn))
-             if lib is None]
-
-    peak = matmul_peak()
-    contestants = [cls(X, y, 256, 128) for cls in (MlpManual, *peers, MatmulsOnly)]
-    med = race(contestants, rounds, warm_up=not quick)
-    peak = max(peak, matmul_peak())
-    flops = step_flops(256, len(X))
-    ours, gemm = med["mlp-manual"], med["matmuls only"]
-    rows = [(name, f"{s:.3f}", f"{ours / s:.2f}", f"{1 - gemm / s:.0%}" if name != "matmuls only" else "-",
-             f"{flops / s / 1e9:.0f}") for name, s in med.items()]
-    report = ["### MNIST point: 784-256-256-10, batch 128, float32, plain SGD", "",
-              *machine_lines(threads), f"- data: {len(X)} x {D}, {data_note}",
-              f"- median of {rounds} epochs each{'' if quick else ', after one warm-up epoch'}; "
-              "libraries alternate epoch by epoch", ""]
-    report += table(["library", "epoch (s)", "mlp-manual / library", "time outside matmuls", "GFLOP/s"], rows)
-    report += ["", f"Matmul peak (one {2048}^3 float32 product): {peak:.0f} GFLOP/s. mlp-manual reaches "
-               f"{flops / ours / 1e9 / peak:.0%} of it; its matmuls alone reach {flops / gemm / 1e9 / peak:.0%}.", ""]
-
-    grid_rows, grid_ratios = [], {}
+    med, report = mnist_point(X, y, data_note, threads, rounds, warm_up)
+    grid_ratios = {}
     if torch is not None:
-        Xg, yg = X[:grid_n], y[:grid_n]
-        for width in WIDTHS:
-            for batch in BATCHES:
-                g = race([MlpManual(Xg, yg, width, batch), PyTorchEager(Xg, yg, width, batch)], grid_rounds,
-                         warm_up=not quick)
-                ratio = g["mlp-manual"] / g["PyTorch eager"]
-                grid_ratios[width, batch] = ratio
-                grid_rows.append((width, batch, f"{g['mlp-manual'] * 1e3:.0f}", f"{g['PyTorch eager'] * 1e3:.0f}",
-                                  f"{ratio:.2f}"))
-        report += [f"### Grid: mlp-manual against PyTorch eager ({grid_n} samples an epoch, median of "
-                   f"{grid_rounds})", ""]
-        report += table(["width", "batch", "mlp-manual (ms)", "PyTorch (ms)", "ratio"], grid_rows) + [""]
-
-    memory = {name: measure_memory(name, threads, memory_epochs) for name in ("mlp-manual", "pytorch") if name == "mlp-manual"
-              or torch is not None}
-    mem_rows = []
-    for name, m in memory.items():
-        extra = m["peak"] - m["imports"] - m["arrays"]
-        mem_rows.append((name, f"{m['arrays']:.0f}", f"{m['imports']:.0f}", f"{m['peak']:.0f}",
-                         f"{extra:.0f} ({extra / m['arrays']:.0%})"))
-    report += [f"### Peak memory, MNIST-shaped run ({memory_epochs} epoch(s), a fresh process each)", ""]
-    report += table(["library", "arrays X, y (MiB)", "after imports (MiB)", "peak (MiB)",
-                     "training adds beyond the arrays (MiB)"], mem_rows) + [""]
-
-    targets = [("MNIST point vs PyTorch eager <= 0.75x", ours / med["PyTorch eager"], 0.75)
-               if torch else None,
-               ("MNIST point vs scikit-learn <= 0.4x", ours / med["scikit-learn"], 0.4) if sklearn else None,
-               ("time outside matmuls <= 35%", 1 - gemm / ours, 0.35),
-               ("memory added beyond the arrays < 10%", (memory["mlp-manual"]["peak"] - memory["mlp-manual"]["imports"]
-                                                          - memory["mlp-manual"]["arrays"]) / memory["mlp-manual"]["arrays"], 0.10)]
-    if grid_ratios:
-        targets.append(("grid, width <= 256: <= 1.0x PyTorch (worst point)",
-                        max(r for (w, _), r in grid_ratios.items() if w <= 256), 1.0))
-        targets.append(("grid, width 1024: <= 1.1x PyTorch (worst point)",
-                        max(r for (w, _), r in grid_ratios.items() if w == 1024), 1.1))
-    report += ["### Targets", ""]
-    report += table(["target", "measured", "met"], [(t, f"{v:.2f}" if "%" not in t else f"{v:.0%}",
-                                                     "yes" if v <= limit else "NO") for t, v, limit in filter(None, targets)])
-    report += ["", *(f"- {n}" for n in notes), f"- total benchmark time {time.perf_counter() - started:.0f} s",
+        grid_ratios, lines = grid(X[:grid_n], y[:grid_n], grid_rounds, warm_up)
+        report += lines
+    added, lines = memory(threads, memory_epochs)
+    report += lines + targets(med, grid_ratios, added) + [""]
+    report += [f"- {name} is not installed: skipped" for name, lib in (("PyTorch", torch), ("scikit-learn", sklearn))
+               if lib is None]
+    report += [f"- total benchmark time {time.perf_counter() - started:.0f} s",
                "- rerun: `python benchmarks/bench_train.py [--quick] [--threads N]`"]
     print("\n".join(report))
 
