@@ -11,25 +11,30 @@ import numpy as np
 from mlp_manual.layers import Layer, sigmoid
 
 
-def _weights(rng, d, h):
-    return rng.normal(size=(d, h)), rng.normal(size=h)
+class _Affine(Layer):
+    """out = x @ W + b with random float64 weights: the forward the affine cases below share;
+    each writes its own broken backward."""
 
-
-class TransposedWeightGrad(Layer):
-    """out = x @ W + b with a square W, whose gradient is written transposed: the shapes match,
-    so nothing but the numbers gives it away."""
-
-    FAILS = {"W"}
-
-    def __init__(self, d=4, seed=0):
+    def __init__(self, d=4, h=3, seed=0):
         super().__init__()
-        self.params["W"], self.params["b"] = _weights(np.random.default_rng(seed), d, d)  # (D, D), (D,)
+        rng = np.random.default_rng(seed)
+        self.params["W"], self.params["b"] = rng.normal(size=(d, h)), rng.normal(size=h)  # (D, H), (H,)
         self._grads_like_params()
         self.x = None
 
     def forward(self, x):
         self.x = x  # (N, D)
         return x @ self.params["W"] + self.params["b"]
+
+
+class TransposedWeightGrad(_Affine):
+    """out = x @ W + b with a square W, whose gradient is written transposed: the shapes match,
+    so nothing but the numbers gives it away."""
+
+    FAILS = {"W"}
+
+    def __init__(self, d=4, seed=0):
+        super().__init__(d, d, seed)
 
     def backward(self, dout):
         self.grads["W"] = dout.T @ self.x  # bug: should be x.T @ dout
@@ -96,20 +101,10 @@ class SigmoidFromPreactivation(Layer):
         return dout * x * (1 - x)  # bug: should be s * (1 - s) with s = sigmoid(x)
 
 
-class ForgottenBiasGrad(Layer):
+class ForgottenBiasGrad(_Affine):
     """out = x @ W + b, whose backward never writes the bias gradient (it stays at its zeros)."""
 
     FAILS = {"b"}
-
-    def __init__(self, d=4, h=3, seed=0):
-        super().__init__()
-        self.params["W"], self.params["b"] = _weights(np.random.default_rng(seed), d, h)  # (D, H), (H,)
-        self._grads_like_params()
-        self.x = None
-
-    def forward(self, x):
-        self.x = x  # (N, D)
-        return x @ self.params["W"] + self.params["b"]
 
     def backward(self, dout):
         self.grads["W"] = self.x.T @ dout  # bug: no self.grads["b"] = dout.sum(axis=0)
