@@ -23,10 +23,11 @@ def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.
     n = logits.shape[0]
     rows = np.arange(n)
     z = logits - logits.max(axis=1, keepdims=True)  # (N, C), max 0: exp cannot overflow
-    log_sum = np.log(np.exp(z).sum(axis=1, keepdims=True))  # (N, 1)
-    logp = z - log_sum  # (N, C), log-softmax
-    loss = -float(logp[rows, y].mean(dtype=np.float64))
-    dlogits = np.exp(logp)  # (N, C), softmax
+    e = np.exp(z)  # (N, C)
+    sum_e = e.sum(axis=1, keepdims=True)  # (N, 1), at least 1: log is finite
+    # -log softmax(z)[y] = log(sum(exp(z))) - z[y]
+    loss = float(np.mean(np.log(sum_e[:, 0]) - z[rows, y], dtype=np.float64))
+    dlogits = e / sum_e  # (N, C), softmax
     dlogits[rows, y] -= 1
     dlogits /= logits.dtype.type(n)
     return loss, dlogits

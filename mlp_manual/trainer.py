@@ -115,22 +115,17 @@ class Trainer:
         Returns (mean loss, correct predictions).
         """
         model, n = self.model, len(Xb)
-        parts = np.array_split(np.arange(n), min(self.cfg.optimizer.accumulate, n))
-        total, correct, summed = 0.0, 0, None
-        for idx in parts:
-            Xm, ym = (Xb, yb) if len(parts) == 1 else (Xb[idx], yb[idx])
-            out = model.forward(Xm) if watch is None else forward_watched(model, Xm, watch)  # (B, K)
-            value, dout = self.loss.fn(out, ym)
-            if len(parts) > 1:
-                dout *= dout.dtype.type(len(idx) / n)
-            model.backward(dout, input_grad=False)
-            total += value * len(idx) / n
-            if self.loss.classification:
-                correct += count_correct(self.loss, out, ym)
-            if len(parts) > 1:
+        parts = min(self.cfg.optimizer.accumulate, n)
+        if parts == 1:
+            total, correct = self._forward_backward(Xb, yb, watch)
+        else:
+            total, correct, summed = 0.0, 0, None
+            for idx in np.array_split(np.arange(n), parts):
+                share = len(idx) / n
+                value, right = self._forward_backward(Xb[idx], yb[idx], watch, share)
+                total, correct = total + value * share, correct + right
                 grads = [g[k] for _, _, g, k in model.named_params()]
                 summed = [x.copy() for x in grads] if summed is None else [s + x for s, x in zip(summed, grads)]
-        if summed is not None:
             for (_, _, g, k), s in zip(model.named_params(), summed):
                 g[k] = s
         with np.errstate(over="ignore", invalid="ignore"):
@@ -145,6 +140,16 @@ class Trainer:
         self.optimizer.step(model, lr)
         self.step_count += 1
         return total, correct
+
+    def _forward_backward(self, X: np.ndarray, y: np.ndarray, watch, share: float = 1.0) -> tuple[float, int]:
+        """Forward, loss and backward on one (micro-)batch whose loss gradient is weighted by its
+        ``share`` of the whole batch. Returns (mean loss, correct predictions)."""
+        out = self.model.forward(X) if watch is None else forward_watched(self.model, X, watch)  # (B, K)
+        value, dout = self.loss.fn(out, y)
+        if share != 1.0:
+            dout *= dout.dtype.type(share)
+        self.model.backward(dout, input_grad=False)
+        return value, count_correct(self.loss, out, y) if self.loss.classification else 0
 
     def _record_every(self, steps_per_epoch: int) -> int:
         every = self.cfg.diagnostics.every
