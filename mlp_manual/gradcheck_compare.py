@@ -18,12 +18,15 @@ from .gradcheck_report import TensorRow
 from .numgrad import numerical_gradient, one_sided_quotients, relative_error
 
 
+DEFAULT_TOL = 1e-7  # the default pass threshold
+
+
 @dataclass(frozen=True)
 class Settings:
     """How closely analytic and numerical gradients must agree, and which entries are compared."""
 
     eps: float = 1e-5  # finite-difference step
-    tol: float = 1e-7  # PASS at or below this relative error
+    tol: float = DEFAULT_TOL  # PASS at or below this relative error
     warn: float = 1e-4  # WARN up to this, FAIL above
     seed: int = 0  # upstream gradients, directions and samples
     max_elements: int | None = None  # per tensor; a larger one gets a sample plus a directional check
@@ -78,6 +81,7 @@ def compare_tensor(name, analytic, arr, f, g, s: Settings, rng) -> TensorRow:
     return row
 
 
+
 def noise_floor(f, g, s: Settings) -> float:
     """The smallest |a| + |n| at which a relative error of ``tol`` can be told from roundoff.
 
@@ -85,10 +89,11 @@ def noise_floor(f, g, s: Settings) -> float:
     difference quotient of sum(f() * g) is uncertain by about eps64 * sum|f * g| / eps
     (~1e-11 for outputs of order 1). Where a whole tensor's gradient is that small, such as
     the bias of a linear layer followed by batch norm (exactly 0), relative errors would be
-    roundoff divided by roundoff; the floor keeps them at or below ``tol``.
+    roundoff divided by roundoff; the floor keeps them at or below ``tol``. A ``tol`` stricter
+    than the default does not raise the floor further, so it can only make the check stricter.
     """
     scale = float(np.sum(np.abs(np.asarray(f(), dtype=np.float64) * g)))
-    return np.finfo(np.float64).eps * scale / s.eps / s.tol
+    return np.finfo(np.float64).eps * scale / s.eps / max(s.tol, DEFAULT_TOL)
 
 
 def judge_entries(a, numeric, f, arr, g, idx, floor, s: Settings):

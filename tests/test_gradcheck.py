@@ -239,3 +239,11 @@ def test_report_text_and_dict(rng):
     d = json.loads(json.dumps(report.to_dict()))
     assert d["passed"] is False and [t["verdict"] for t in d["tensors"]] == ["PASS", "PASS", "FAIL"]
     assert d["tensors"][2]["shape"] == [3] and d["settings"]["tol"] == 1e-7
+
+
+def test_a_stricter_tolerance_never_lets_a_broken_layer_pass():
+    layer = TransposedWeightGrad()
+    x = np.random.default_rng(0).normal(size=(5, 4))
+    for tol in (1e-7, 1e-12, 1e-16):
+        report = check_layer(layer, x, tol=tol)
+        assert report.row("W").verdict == "FAIL" and not report.passed, tol
