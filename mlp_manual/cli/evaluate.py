@@ -21,7 +21,7 @@ from .common import user_errors
               help="The run's config (default: config.yaml beside the model).")
 @click.option("--data-dir", metavar="DIR", help="Folder holding downloaded datasets.")
 @click.option("--out", metavar="DIR", type=click.Path(file_okay=False),
-              help="Folder for confusion.png (default: the model's folder).")
+              help="Folder for confusion.png / confusion_<split>.png (default: the model's folder).")
 @user_errors
 def main(model_path, dataset, split, config_path, data_dir, out):
     """Evaluate a trained model on a split of a dataset: print the loss, the accuracy and a per-class
@@ -55,6 +55,9 @@ def main(model_path, dataset, split, config_path, data_dir, out):
         raise DataError(f"{cfg.data.name} has no {split} split with this config")
     if model.input_width() not in (None, d.n_features):
         raise DataError(f"{model_path} takes {model.input_width()} features, {cfg.data.name} has {d.n_features}")
+    outputs, needed = model.output_width(d.n_features), exp.loss.output_width(d.n_classes, d.target_width)
+    if outputs != needed:
+        raise DataError(f"{model_path} has {outputs} outputs, {cfg.data.name} with {cfg.loss} needs {needed}")
     result = evaluate_classes(model.astype(X.dtype), exp.loss, X, y, d.n_classes)
     names = d.class_names or [str(c) for c in range(d.n_classes)]
     click.echo(f"{cfg.data.name} {split}: {len(X)} samples, loss {result.loss:.4f}, "
@@ -62,9 +65,9 @@ def main(model_path, dataset, split, config_path, data_dir, out):
     click.echo(class_table(result.confusion, names))
     folder = Path(out) if out else model_path.parent
     folder.mkdir(parents=True, exist_ok=True)
-    plot_confusion(result.confusion, names, folder / "confusion.png",
-                   f"{cfg.data.name} {split}: accuracy {100 * result.accuracy:.2f}%")
-    click.echo(f"wrote {folder / 'confusion.png'}")
+    path = folder / ("confusion.png" if split == "test" else f"confusion_{split}.png")  # keep the run's test plot
+    plot_confusion(result.confusion, names, path, f"{cfg.data.name} {split}: accuracy {100 * result.accuracy:.2f}%")
+    click.echo(f"wrote {path}")
 
 
 if __name__ == "__main__":
