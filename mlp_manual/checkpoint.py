@@ -47,6 +47,7 @@ def save_checkpoint(path: str | os.PathLike, trainer: Trainer) -> None:
         "best": {"epoch": trainer.best["epoch"], "metrics": trainer.best["metrics"]} if trainer.best else None,
         "best_value": None if not np.isfinite(trainer.best_value) else float(trainer.best_value),
         "bad_epochs": trainer.bad_epochs,
+        "stopped_early": trainer.stopped_early,
         "rng": {name: g.bit_generator.state for name, g in _generators(trainer).items()},
     }
     arrays["__meta__"] = np.array(json.dumps(meta))
@@ -67,6 +68,7 @@ def load_checkpoint(path: str | os.PathLike) -> dict:
         raise ModelFileError(f"{path}: not an mlp-manual checkpoint (no readable __meta__ entry)") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ModelFileError(f"{path}: not an mlp-manual checkpoint")
+    meta.setdefault("stopped_early", False)  # checkpoints written before it was recorded
     _check_meta(meta, path)
     return {"meta": meta, "arrays": arrays}
 
@@ -93,6 +95,7 @@ META_CHECKS = {
                                             and _is_number(v.get("seconds"))), "null or an epoch position"),
     "rng": (lambda v: isinstance(v, dict) and all(isinstance(s, dict) for s in v.values()),
             "a mapping of generator states"),
+    "stopped_early": (lambda v: isinstance(v, bool), "true or false"),
 }
 
 
@@ -147,7 +150,7 @@ def restore(trainer: Trainer, ckpt: dict, path, n_train: int | None = None) -> N
     trainer.optimizer.load_state_arrays({k[6:]: v for k, v in arrays.items() if k.startswith("optim/")})
     trainer.epoch, trainer.step_count = meta["epoch"], meta["step"]
     trainer.history = History({k: list(v) for k, v in meta["history"].items()})
-    trainer.bad_epochs = meta["bad_epochs"]
+    trainer.bad_epochs, trainer.stopped_early = meta["bad_epochs"], meta["stopped_early"]
     trainer.best_value = np.inf if meta["best_value"] is None else meta["best_value"]
     if meta["best"]:
         trainer.best = {**meta["best"], "state": {k: arrays[f"best/{k}"] for k in expected}}

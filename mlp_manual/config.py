@@ -349,6 +349,13 @@ def config_to_dict(cfg: Config) -> dict:
     return plain(dataclasses.asdict(cfg))
 
 
+def with_absolute_paths(cfg: Config) -> Config:
+    """``cfg`` with its data file and folder paths made absolute against the current folder."""
+    d = cfg.data
+    fixed = {k: str(Path(v).resolve()) for k in ("path", "val_path", "test_path", "data_dir") if (v := getattr(d, k))}
+    return dataclasses.replace(cfg, data=dataclasses.replace(d, **fixed))
+
+
 def dump_config(cfg: Config) -> str:
     """YAML text of the resolved config; ``load_config`` of it gives back ``cfg``."""
     return yaml.safe_dump(config_to_dict(cfg), sort_keys=False)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from . import files
 from .checkpoint import load_checkpoint, restore, save_checkpoint
-from .config import Config, dump_config, load_config
+from .config import Config, dump_config, load_config, with_absolute_paths
 from .diagnostics import Recorder
 from .errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from .experiment import Experiment, prepare
@@ -148,14 +148,9 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
     exp = prepare(cfg)
     run_dir = Path(out) if resume else make_run_dir(out, cfg.name, overwrite)
     ckpt = load_checkpoint(run_dir / "checkpoint.npz") if resume else None
-    if not resume:
-        files.write_text(run_dir / "config.yaml", dump_config(cfg))
+    if not resume:  # with absolute data paths, so that resume, mlp-eval and reruns work from anywhere
+        files.write_text(run_dir / "config.yaml", dump_config(with_absolute_paths(cfg)))
     d = exp.data
-    echo(f"{cfg.name}: {len(d.X_train)} train / {0 if d.X_val is None else len(d.X_val)} val / "
-         f"{0 if d.X_test is None else len(d.X_test)} test samples, {d.n_features} features, "
-         f"{exp.model.n_params:,} parameters, {cfg.dtype}")
-    if not resume:
-        echo(exp.model.summary(d.n_features))
     recorder = Recorder(cfg.diagnostics, echo) if cfg.diagnostics.enabled else None
     trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, lambda row: echo(epoch_line(cfg, row)),
                       lambda: checkpoint(), recorder)
@@ -167,10 +162,18 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
 
     if resume:
         restore(trainer, ckpt, run_dir / "checkpoint.npz", len(d.X_train))
+        if trainer.stopped_early or (trainer.epoch >= cfg.training.epochs and not trainer.epoch_state):
+            why = "it stopped early" if trainer.stopped_early else f"it ran all {cfg.training.epochs} epochs"
+            raise ConfigError(f"{run_dir}: the run is complete ({why}); nothing to resume")
+    echo(f"{cfg.name}: {len(d.X_train)} train / {0 if d.X_val is None else len(d.X_val)} val / "
+         f"{0 if d.X_test is None else len(d.X_test)} test samples, {d.n_features} features, "
+         f"{exp.model.n_params:,} parameters, {cfg.dtype}")
+    if resume:
         if recorder and (run_dir / "diagnostics.csv").exists():
             recorder.load_csv((run_dir / "diagnostics.csv").read_text(), before_step=trainer.step_count)
         echo(f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}")
     else:
+        echo(exp.model.summary(d.n_features))
         warning = initial_loss_warning(exp)
         if warning:
             echo(warning)

@@ -211,11 +211,11 @@ class Trainer:
                              "state": {k: v.copy() for k, v in self.model.state().items()}}
             else:
                 self.bad_epochs += 1
-            stop = bool(es.patience) and self.bad_epochs >= es.patience
-            if tcfg.checkpoint_every and (epoch % tcfg.checkpoint_every == 0 or stop or epoch == tcfg.epochs):
+            self.stopped_early = bool(es.patience) and self.bad_epochs >= es.patience
+            if tcfg.checkpoint_every and (epoch % tcfg.checkpoint_every == 0 or self.stopped_early
+                                          or epoch == tcfg.epochs):
                 self.on_checkpoint()
-            if stop:
-                self.stopped_early = True
+            if self.stopped_early:
                 break
         if es.restore_best and es.patience and self.best:
             self.model.load_state(self.best["state"])

@@ -119,3 +119,31 @@ def test_kill_9_during_checkpoint_writes_leaves_the_previous_one_readable(tmp_pa
         assert ckpt["meta"]["step"] >= 1 and ckpt["arrays"]["model/layers.0.W"].shape == (2, 1500)
     leftovers = [p.name for p in tmp_path.iterdir() if p.name != "checkpoint.npz"]
     assert all(name.startswith(".checkpoint.npz.") for name in leftovers)  # only temporary names
+
+
+def test_resuming_a_finished_run_is_refused(tmp_path):
+    runner = CliRunner()
+    done = tmp_path / "done"
+    assert runner.invoke(main, ["--config", "configs/xor.yaml", "--out", str(done), "-q",
+                                "--set", "training.epochs=3"]).exit_code == 0
+    result = runner.invoke(main, ["--resume", str(done)])
+    assert result.exit_code == 1
+    assert result.output.strip() == f"Error: {done}: the run is complete (it ran all 3 epochs); nothing to resume"
+    early = tmp_path / "early"
+    assert runner.invoke(main, ["--config", "configs/moons.yaml", "--out", str(early), "-q",
+                                "--set", "optimizer.lr=0.05", "--set", "schedule.name=constant",
+                                "--set", "training.early_stopping.patience=2"]).exit_code == 0
+    result = runner.invoke(main, ["--resume", str(early)])
+    assert result.output.strip() == f"Error: {early}: the run is complete (it stopped early); nothing to resume"
+
+
+def test_the_run_config_holds_absolute_data_paths(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.csv").write_text("a,b,label\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(20)))
+    (tmp_path / "c.yaml").write_text("data: {name: csv, path: d.csv}\ntraining: {epochs: 1, batch_size: 4}\n")
+    assert CliRunner().invoke(main, ["--config", "c.yaml", "--out", "run", "-q"]).exit_code == 0
+    saved = load_config(tmp_path / "run" / "config.yaml")
+    assert saved.data.path == str(tmp_path / "d.csv")
+    monkeypatch.chdir("/")  # the run folder's config works from anywhere
+    assert CliRunner().invoke(main, ["--config", str(tmp_path / "run" / "config.yaml"), "--out",
+                                     str(tmp_path / "again"), "-q"]).exit_code == 0
