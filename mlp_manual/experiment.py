@@ -1,6 +1,6 @@
 """From a validated config to everything a run needs: data, model, loss, and random generators.
 
-One seed drives four independent generators (data, init and dropout, shuffling, spare),
+One seed drives three independent generators (data, init and dropout, shuffling),
 so changing the batch order never changes the initial weights, and one seed reproduces a
 run bit for bit.
 """
@@ -39,6 +39,12 @@ def prepare(cfg: Config) -> Experiment:
     if cfg.training.batch_size > len(data.X_train):
         raise ConfigError(f"training.batch_size {cfg.training.batch_size} is larger than the "
                           f"{len(data.X_train)} training samples")
+    if any(s["type"] == "batchnorm" for s in cfg.model.layers):
+        rows = cfg.training.batch_size // cfg.optimizer.accumulate  # the smallest micro-batch
+        if rows < 2:
+            raise ConfigError(f"batchnorm needs at least 2 rows per batch, but training.batch_size "
+                              f"{cfg.training.batch_size} split over optimizer.accumulate {cfg.optimizer.accumulate} "
+                              f"gives {rows}")
     out_width = loss.output_width(data.n_classes, data.target_width)
     model = build_model(list(cfg.model.layers), data.n_features, out_width,
                         np.random.default_rng(init_seed), dtype, cfg.model.init)

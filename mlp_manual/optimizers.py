@@ -134,9 +134,11 @@ def make_optimizer(cfg: OptimizerConfig) -> Optimizer:
     return AdamW(cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay)
 
 
-def clip_grad_norm(model, max_norm: float) -> float:
-    """Scale every gradient by min(1, max_norm / ||all grads||); return the norm before clipping."""
-    total = float(np.sqrt(sum(float(np.vdot(g[k], g[k])) for _, _, g, k in model.named_params())))
+def clip_grad_norm(model, max_norm: float, total: float | None = None) -> float:
+    """Scale every gradient by min(1, max_norm / ||all grads||); return the norm before clipping.
+    ``total``, when the caller already has it, is that norm."""
+    if total is None:
+        total = float(np.sqrt(sum(float(np.vdot(g[k], g[k])) for _, _, g, k in model.named_params())))
     if total > max_norm:
         scale = max_norm / (total + 1e-12)
         for _, _, g, k in model.named_params():

@@ -227,17 +227,19 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
     summary["run_dir"] = str(run_dir)
     files.write_json(run_dir / "summary.json", summary)
     if status in ("completed", "stopped_early"):
-        echo(final_line(summary, run_dir))
+        echo(final_line(summary, run_dir, cfg.training.early_stopping.monitor))
     return summary
 
 
-def final_line(summary: dict, run_dir: Path) -> str:
+def final_line(summary: dict, run_dir: Path, monitor: str) -> str:
+    """The last line of a run: the best epoch by the monitored metric, then test metrics."""
     best = summary["best"]
-    monitor = next(k for k in ("val_loss", "train_loss") if k in best)
-    acc = next((k for k in ("val_acc", "train_acc") if k in best), None)
+    if monitor not in best:  # without a validation set the training loss is watched
+        monitor = "train_loss"
     line = f"best {monitor} {best[monitor]:.4f} at epoch {summary['best_epoch']}"
-    if acc:
-        line += f" ({acc} {best[acc]:.4f})"
+    other = [k for k in ("val_loss", "val_acc", "train_acc") if k in best and k != monitor]
+    if other:
+        line += f" ({other[0]} {best[other[0]]:.4f})"
     if "test" in summary:
         line += "; test " + ", ".join(f"{k} {v:.4f}" for k, v in summary["test"].items())
     return f"{line}; run folder: {run_dir}"

@@ -18,7 +18,7 @@ from .diagnostics import Recorder, forward_watched, locate_nonfinite
 from .errors import TrainingDiverged, TrainingInterrupted
 from .losses import LossSpec
 from .model import Model
-from .optimizers import Optimizer, make_optimizer
+from .optimizers import Optimizer, clip_grad_norm, make_optimizer
 from .schedules import Schedule
 
 
@@ -120,9 +120,9 @@ class Trainer:
             total, correct = self._forward_backward(Xb, yb, watch)
         else:
             total, correct, summed = 0.0, 0, None
-            for idx in np.array_split(np.arange(n), parts):
+            for i, idx in enumerate(np.array_split(np.arange(n), parts)):
                 share = len(idx) / n
-                value, right = self._forward_backward(Xb[idx], yb[idx], watch, share)
+                value, right = self._forward_backward(Xb[idx], yb[idx], watch if i == 0 else None, share)
                 total, correct = total + value * share, correct + right
                 grads = [g[k] for _, _, g, k in model.named_params()]
                 summed = [x.copy() for x in grads] if summed is None else [s + x for s, x in zip(summed, grads)]
@@ -132,11 +132,8 @@ class Trainer:
             norm_sq = grad_norm_sq(model)
         if not (np.isfinite(total) and np.isfinite(norm_sq)):
             raise TrainingDiverged(self.step_count, locate_nonfinite(model, self.loss.fn, Xb, yb))
-        clip = self.cfg.optimizer.clip_norm
-        if clip and norm_sq > clip * clip:
-            scale = clip / (np.sqrt(norm_sq) + 1e-12)
-            for _, _, g, k in model.named_params():
-                g[k] *= g[k].dtype.type(scale)
+        if self.cfg.optimizer.clip_norm:
+            clip_grad_norm(model, self.cfg.optimizer.clip_norm, np.sqrt(norm_sq))
         self.optimizer.step(model, lr)
         self.step_count += 1
         return total, correct

@@ -171,3 +171,30 @@ def test_mlp_plot_compares_runs_with_labels_from_config_differences(tmp_path):
 def test_mlp_plot_errors(args, message):
     result = invoke(plot_main, *args)
     assert result.exit_code == 1 and result.output.strip() == message
+
+
+def test_mlp_plot_falls_back_to_train_loss_without_validation(tmp_path):
+    for lr in ("0.1", "0.01"):
+        assert invoke(train_main, "--config", "configs/xor.yaml", "--out", str(tmp_path / lr), "-q",
+                      "--set", f"optimizer.lr={lr}", "--set", "training.epochs=3").exit_code == 0
+    result = invoke(plot_main, str(tmp_path / "0.1"), str(tmp_path / "0.01"), "-o", str(tmp_path / "c.png"))
+    assert result.exit_code == 0 and "comparing train_loss" in result.output
+    result = invoke(plot_main, str(tmp_path / "0.1"), str(tmp_path / "0.01"), "--metric", "val_loss",
+                    "-o", str(tmp_path / "c.png"))
+    assert result.exit_code == 1
+    assert "the val_loss column of metrics.csv is empty (a run without a validation set)" in result.output
+
+
+def test_final_line_names_the_monitored_metric(tmp_path):
+    result = invoke(train_main, "--config", "configs/moons.yaml", "--out", str(tmp_path / "r"), "-q",
+                    "--set", "training.epochs=3", "--set", "training.early_stopping.monitor=val_acc")
+    assert result.output.startswith("best val_acc ") and "(val_loss " in result.output
+
+
+def test_batchnorm_with_one_row_batches_is_refused_before_training(tmp_path):
+    result = invoke(train_main, "--config", "configs/moons.yaml", "--out", str(tmp_path / "r"),
+                    "--set", "model.layers=[{type: linear, units: 8}, batchnorm, relu, {type: linear}]",
+                    "--set", "training.batch_size=4", "--set", "optimizer.accumulate=4")
+    assert result.exit_code == 1 and not (tmp_path / "r").exists()
+    assert result.output.strip() == ("Error: batchnorm needs at least 2 rows per batch, but training.batch_size 4 "
+                                     "split over optimizer.accumulate 4 gives 1")

@@ -11,7 +11,7 @@ DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False), default=
                         help="Data directory (default: $MLP_MANUAL_DATA, ./data, then the user cache).")
 
 
-@click.group()
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def main():
     """Datasets for mlp-manual: list them, fetch the downloadable ones.
 

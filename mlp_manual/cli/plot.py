@@ -12,8 +12,8 @@ from .common import user_errors
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("run_dirs", nargs=-1, required=True, metavar="RUN_DIR [RUN_DIR ...]")
 @click.option("-o", "--out", metavar="PNG", help="Output image (default compare.png; with one run, its own folder).")
-@click.option("--metric", default="val_loss", show_default=True,
-              help="Column of metrics.csv to compare: train_loss, val_loss, train_acc, val_acc, lr, ...")
+@click.option("--metric", help="Column of metrics.csv to compare: train_loss, val_loss, train_acc, val_acc, "
+                               "lr, ... (default val_loss, or train_loss when a run has no validation set)")
 @user_errors
 def main(run_dirs, out, metric):
     """Compare runs: one line per run of METRIC against the epoch, labelled by what differs between
@@ -37,9 +37,18 @@ def main(run_dirs, out, metric):
             plots.plot_curves(history, "acc", dirs[0] / "accuracy.png", f"{dirs[0].name}: accuracy")
         click.echo(f"redrew the plots of {dirs[0]} from its metrics.csv")
         return
+    def empty(m, key):
+        return key in m and all(v is None for v in m[key])
+
+    if metric is None:  # val_loss, unless a run has no validation set
+        metric = "train_loss" if any(empty(m, "val_loss") or "val_loss" not in m for m in metrics) else "val_loss"
+        if metric == "train_loss":
+            click.echo("a run has no validation set: comparing train_loss")
     for d, m in zip(dirs, metrics):
-        if metric not in m or all(v is None for v in m[metric]):
-            raise ConfigError(f"{d}: metrics.csv has no {metric} values; columns: {', '.join(m)}")
+        if metric not in m:
+            raise ConfigError(f"{d}: metrics.csv has no {metric} column; columns: {', '.join(m)}")
+        if empty(m, metric):
+            raise ConfigError(f"{d}: the {metric} column of metrics.csv is empty (a run without a validation set)")
     curves = [(label, m["epoch"], m[metric]) for label, m in zip(run_labels(dirs), metrics)]
     values = [v for _, _, vs in curves for v in vs if v is not None and v > 0]
     log = metric.endswith("loss") and bool(values) and max(values) / min(values) > 100

@@ -12,8 +12,8 @@ A layer has:
 
 Ownership: ``forward`` and ``backward`` never write into ``x`` or ``dout`` nor into an array they
 returned before, so a caller may keep every output it gets (Identity's output is its input itself).
-The arrays in ``grads`` belong to the layer: built-in layers overwrite them in place at each
-backward, as a ``.grad`` buffer is, so copy them to keep them.
+The arrays in ``grads`` belong to the layer: the next backward may overwrite them in place (Linear
+does, as with a ``.grad`` buffer) or replace them, so copy them to keep them.
 
 N = batch size, D = input features, H = output features.
 """
