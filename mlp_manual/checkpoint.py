@@ -68,7 +68,6 @@ def load_checkpoint(path: str | os.PathLike) -> dict:
         raise ModelFileError(f"{path}: not an mlp-manual checkpoint (no readable __meta__ entry)") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ModelFileError(f"{path}: not an mlp-manual checkpoint")
-    meta.setdefault("stopped_early", False)  # checkpoints written before it was recorded
     _check_meta(meta, path)
     return {"meta": meta, "arrays": arrays}
 
