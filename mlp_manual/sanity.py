@@ -40,7 +40,12 @@ def overfit_batch(exp: Experiment, n: int, max_steps: int, echo) -> bool:
     exp.model.train()
     first, loss, right = None, None, 0
     for step in range(1, max_steps + 1):
-        loss, right = trainer.train_step(X, y, exp.cfg.optimizer.lr)
+        try:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                loss, right = trainer.train_step(X, y, exp.cfg.optimizer.lr)
+        except TrainingDiverged as e:
+            echo(f"could not memorise {n} examples: {e}. Try a lower learning rate (optimizer.lr).")
+            return False
         first = loss if first is None else first
         done = loss < 0.01 * first and (not exp.loss.classification or right == n)
         if done or step == max_steps or step % 100 == 0:

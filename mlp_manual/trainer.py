@@ -163,57 +163,53 @@ class Trainer:
         every = self._record_every(len(bounds))
         self.model.train()
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # non-finite values are caught per step
-            return self._epochs(X, y, X_val, y_val, bounds, schedule, monitor, sign, every)
-
-    def _epochs(self, X, y, X_val, y_val, bounds, schedule, monitor, sign, every) -> History:
-        tcfg, es = self.cfg.training, self.cfg.training.early_stopping
-        for epoch in range(self.epoch + 1, tcfg.epochs + 1):
-            start = time.perf_counter()
-            state = self.epoch_state or {"order": self.rng.permutation(len(X)) if tcfg.shuffle else np.arange(len(X)),
-                                         "next_batch": 0, "loss_sum": 0.0, "correct": 0, "seconds": 0.0}
-            self.epoch_state = None
-            order = state["order"]
-            lr = schedule.lr(max(self.step_count - 1, 0))
-            for b in range(state["next_batch"], len(bounds)):
-                lo, hi = bounds[b]
-                idx = order[lo:hi]
-                lr = schedule.lr(self.step_count)
-                step = self.step_count
-                record = self.recorder is not None and (step + 1) % every == 0
-                before = {name: p[k].copy() for name, p, _, k in self.model.named_params()} if record else None
-                value, right = self.train_step(X[idx], y[idx], lr,
-                                               self.recorder.record_activations(step) if record else None)
-                if record:
-                    self.recorder.record_step(step, self.model, before)
-                state["loss_sum"] += value * (hi - lo)
-                state["correct"] += right
-                if self.stop_requested:
-                    state.update(next_batch=b + 1, seconds=state["seconds"] + time.perf_counter() - start)
-                    self.epoch_state = state
+            for epoch in range(self.epoch + 1, tcfg.epochs + 1):
+                start = time.perf_counter()
+                state = self.epoch_state or {"order": self.rng.permutation(len(X)) if tcfg.shuffle else np.arange(len(X)),
+                                             "next_batch": 0, "loss_sum": 0.0, "correct": 0, "seconds": 0.0}
+                self.epoch_state = None
+                order = state["order"]
+                lr = schedule.lr(max(self.step_count - 1, 0))
+                for b in range(state["next_batch"], len(bounds)):
+                    lo, hi = bounds[b]
+                    idx = order[lo:hi]
+                    lr = schedule.lr(self.step_count)
+                    step = self.step_count
+                    record = self.recorder is not None and (step + 1) % every == 0
+                    before = {name: p[k].copy() for name, p, _, k in self.model.named_params()} if record else None
+                    value, right = self.train_step(X[idx], y[idx], lr,
+                                                   self.recorder.record_activations(step) if record else None)
+                    if record:
+                        self.recorder.record_step(step, self.model, before)
+                    state["loss_sum"] += value * (hi - lo)
+                    state["correct"] += right
+                    if self.stop_requested:
+                        state.update(next_batch=b + 1, seconds=state["seconds"] + time.perf_counter() - start)
+                        self.epoch_state = state
+                        self.on_checkpoint()
+                        raise TrainingInterrupted()
+                row = {"epoch": epoch, "lr": lr, "train_loss": state["loss_sum"] / len(X)}
+                if self.loss.classification:
+                    row["train_acc"] = state["correct"] / len(X)
+                if X_val is not None:
+                    row.update({f"val_{k}": v for k, v in evaluate(self.model, self.loss, X_val, y_val).items()})
+                row["seconds"] = state["seconds"] + time.perf_counter() - start
+                self.history.append(row)
+                self.epoch = epoch
+                self.on_epoch(row)
+                value = sign * row[monitor]
+                if value < self.best_value - es.min_delta:
+                    self.best_value, self.bad_epochs = value, 0
+                    self.best = {"epoch": epoch, "metrics": dict(row),
+                                 "state": {k: v.copy() for k, v in self.model.state().items()}}
+                else:
+                    self.bad_epochs += 1
+                self.stopped_early = bool(es.patience) and self.bad_epochs >= es.patience
+                if tcfg.checkpoint_every and (epoch % tcfg.checkpoint_every == 0 or self.stopped_early
+                                              or epoch == tcfg.epochs):
                     self.on_checkpoint()
-                    raise TrainingInterrupted()
-            row = {"epoch": epoch, "lr": lr, "train_loss": state["loss_sum"] / len(X)}
-            if self.loss.classification:
-                row["train_acc"] = state["correct"] / len(X)
-            if X_val is not None:
-                row.update({f"val_{k}": v for k, v in evaluate(self.model, self.loss, X_val, y_val).items()})
-            row["seconds"] = state["seconds"] + time.perf_counter() - start
-            self.history.append(row)
-            self.epoch = epoch
-            self.on_epoch(row)
-            value = sign * row[monitor]
-            if value < self.best_value - es.min_delta:
-                self.best_value, self.bad_epochs = value, 0
-                self.best = {"epoch": epoch, "metrics": dict(row),
-                             "state": {k: v.copy() for k, v in self.model.state().items()}}
-            else:
-                self.bad_epochs += 1
-            self.stopped_early = bool(es.patience) and self.bad_epochs >= es.patience
-            if tcfg.checkpoint_every and (epoch % tcfg.checkpoint_every == 0 or self.stopped_early
-                                          or epoch == tcfg.epochs):
-                self.on_checkpoint()
-            if self.stopped_early:
-                break
+                if self.stopped_early:
+                    break
         if es.restore_best and es.patience and self.best:
             self.model.load_state(self.best["state"])
         return self.history

@@ -1,7 +1,17 @@
 import numpy as np
 import pytest
 
+from click.testing import CliRunner
+
 from mlp_manual.numgrad import numerical_gradient, relative_error
+
+
+def invoke_cli(command, *args):
+    """Run a click command with CliRunner; a traceback or any exception but SystemExit fails the test."""
+    result = CliRunner().invoke(command, list(args))
+    assert "Traceback" not in result.output, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    return result
 
 
 @pytest.fixture

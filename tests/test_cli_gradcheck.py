@@ -7,8 +7,8 @@ import sys
 import textwrap
 
 import pytest
-from click.testing import CliRunner
 
+from conftest import invoke_cli
 from mlp_manual.cli.gradcheck import main
 
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed, (\d+) warnings, (\d+) with kinks")
@@ -77,9 +77,7 @@ class WrongDx(Swish):
 
 
 def run(*args):
-    result = CliRunner().invoke(main, list(args))
-    assert "Traceback" not in result.output, result.output
-    return result
+    return invoke_cli(main, *args)
 
 
 @pytest.fixture

@@ -5,8 +5,8 @@ import json
 import numpy as np
 import pytest
 import yaml
-from click.testing import CliRunner
 
+from conftest import invoke_cli
 from mlp_manual.cli.train import main
 from mlp_manual.config import load_config
 from mlp_manual.model_file import load_model
@@ -15,9 +15,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def run(*args):
-    result = CliRunner().invoke(main, list(args))
-    assert "Traceback" not in result.output
-    return result
+    return invoke_cli(main, *args)
 
 
 def test_xor_run_folder_has_every_file(tmp_path):

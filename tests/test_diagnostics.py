@@ -5,8 +5,8 @@ import json
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
+from conftest import invoke_cli
 from mlp_manual.cli.plot import main as plot_main
 from mlp_manual.cli.train import main as train_main
 from mlp_manual.config import DiagnosticsConfig, load_config
@@ -20,15 +20,11 @@ from mlp_manual.sanity import find_lr, initial_loss_warning, overfit_batch
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-def invoke(command, *args):
-    result = CliRunner().invoke(command, list(args))
-    assert "Traceback" not in result.output
-    return result
 
 
 def test_diagnostics_run_writes_tidy_csv_and_plots(tmp_path):
     out = tmp_path / "run"
-    result = invoke(train_main, "--config", "configs/spirals.yaml", "--diagnostics", "--out", str(out),
+    result = invoke_cli(train_main, "--config", "configs/spirals.yaml", "--diagnostics", "--out", str(out),
                     "--set", "training.epochs=3", "--set", "diagnostics.every=5")
     assert result.exit_code == 0, result.output
     for name in ("grad_norms.png", "update_ratio.png", "activations.png"):
@@ -95,7 +91,7 @@ def test_gradient_table_after_any_backward():
 
 def test_nan_guard_stops_names_the_layer_saves_finite_weights_and_exits_3(tmp_path):
     out = tmp_path / "run"
-    result = invoke(train_main, "--config", "configs/spirals.yaml", "--out", str(out),
+    result = invoke_cli(train_main, "--config", "configs/spirals.yaml", "--out", str(out),
                     "--set", "optimizer.lr=1e6", "--set", "optimizer.momentum=0")
     assert result.exit_code == 3
     message = result.output.strip().splitlines()[-1]
@@ -135,33 +131,38 @@ def test_overfit_batch_reports_success_and_failure():
 
 
 def test_overfit_batch_cli_exit_codes():
-    ok = invoke(train_main, "--config", "configs/spirals.yaml", "--overfit-batch", "20")
+    ok = invoke_cli(train_main, "--config", "configs/spirals.yaml", "--overfit-batch", "20")
     assert ok.exit_code == 0 and "memorised 20 examples" in ok.output
-    bad = invoke(train_main, "--config", "configs/spirals.yaml", "--overfit-batch", "20", "--max-steps", "5",
+    bad = invoke_cli(train_main, "--config", "configs/spirals.yaml", "--overfit-batch", "20", "--max-steps", "5",
                  "--set", "optimizer.lr=1e-9")
     assert bad.exit_code == 1 and "could not memorise" in bad.output
+    diverged = invoke_cli(train_main, "--config", "configs/spirals.yaml", "--overfit-batch", "20",
+                      "--set", "optimizer.lr=1e6", "--set", "optimizer.momentum=0")
+    assert diverged.exit_code == 1
+    assert diverged.output.strip().splitlines()[-1].startswith(
+        "could not memorise 20 examples: training diverged at step ")
 
 
 def test_find_lr_sweeps_upward_and_writes_the_plot(tmp_path):
     lrs, losses, suggested = find_lr(prepare(load_config("configs/spirals.yaml")))
     assert all(a < b for a, b in zip(lrs, lrs[1:])) and lrs[0] == 1e-6
     assert lrs[0] < suggested < lrs[-1]
-    result = invoke(train_main, "--config", "configs/spirals.yaml", "--find-lr", "--out", str(tmp_path / "lr"))
+    result = invoke_cli(train_main, "--config", "configs/spirals.yaml", "--find-lr", "--out", str(tmp_path / "lr"))
     assert result.exit_code == 0 and "suggested optimizer.lr" in result.output
     assert (tmp_path / "lr" / "lr_find.png").read_bytes()[:8] == PNG
 
 
 def test_mlp_plot_compares_runs_with_labels_from_config_differences(tmp_path):
     for lr in ("0.1", "0.01"):
-        assert invoke(train_main, "--config", "configs/xor.yaml", "--out", str(tmp_path / lr), "-q",
+        assert invoke_cli(train_main, "--config", "configs/xor.yaml", "--out", str(tmp_path / lr), "-q",
                       "--set", f"optimizer.lr={lr}", "--set", "training.epochs=5").exit_code == 0
     out = tmp_path / "compare.png"
-    result = invoke(plot_main, str(tmp_path / "0.1"), str(tmp_path / "0.01"), "-o", str(out),
+    result = invoke_cli(plot_main, str(tmp_path / "0.1"), str(tmp_path / "0.01"), "-o", str(out),
                     "--metric", "train_loss")
     assert result.exit_code == 0 and "lr=0.1; lr=0.01" in result.output
     assert out.read_bytes()[:8] == PNG
     (tmp_path / "0.1" / "loss.png").unlink()
-    assert invoke(plot_main, str(tmp_path / "0.1")).exit_code == 0
+    assert invoke_cli(plot_main, str(tmp_path / "0.1")).exit_code == 0
     assert (tmp_path / "0.1" / "loss.png").read_bytes()[:8] == PNG
 
 
@@ -169,30 +170,30 @@ def test_mlp_plot_compares_runs_with_labels_from_config_differences(tmp_path):
     (["nowhere"], "Error: nowhere: not a run folder (no metrics.csv)"),
 ])
 def test_mlp_plot_errors(args, message):
-    result = invoke(plot_main, *args)
+    result = invoke_cli(plot_main, *args)
     assert result.exit_code == 1 and result.output.strip() == message
 
 
 def test_mlp_plot_falls_back_to_train_loss_without_validation(tmp_path):
     for lr in ("0.1", "0.01"):
-        assert invoke(train_main, "--config", "configs/xor.yaml", "--out", str(tmp_path / lr), "-q",
+        assert invoke_cli(train_main, "--config", "configs/xor.yaml", "--out", str(tmp_path / lr), "-q",
                       "--set", f"optimizer.lr={lr}", "--set", "training.epochs=3").exit_code == 0
-    result = invoke(plot_main, str(tmp_path / "0.1"), str(tmp_path / "0.01"), "-o", str(tmp_path / "c.png"))
+    result = invoke_cli(plot_main, str(tmp_path / "0.1"), str(tmp_path / "0.01"), "-o", str(tmp_path / "c.png"))
     assert result.exit_code == 0 and "comparing train_loss" in result.output
-    result = invoke(plot_main, str(tmp_path / "0.1"), str(tmp_path / "0.01"), "--metric", "val_loss",
+    result = invoke_cli(plot_main, str(tmp_path / "0.1"), str(tmp_path / "0.01"), "--metric", "val_loss",
                     "-o", str(tmp_path / "c.png"))
     assert result.exit_code == 1
     assert "the val_loss column of metrics.csv is empty (a run without a validation set)" in result.output
 
 
 def test_final_line_names_the_monitored_metric(tmp_path):
-    result = invoke(train_main, "--config", "configs/moons.yaml", "--out", str(tmp_path / "r"), "-q",
+    result = invoke_cli(train_main, "--config", "configs/moons.yaml", "--out", str(tmp_path / "r"), "-q",
                     "--set", "training.epochs=3", "--set", "training.early_stopping.monitor=val_acc")
     assert result.output.startswith("best val_acc ") and "(val_loss " in result.output
 
 
 def test_batchnorm_with_one_row_batches_is_refused_before_training(tmp_path):
-    result = invoke(train_main, "--config", "configs/moons.yaml", "--out", str(tmp_path / "r"),
+    result = invoke_cli(train_main, "--config", "configs/moons.yaml", "--out", str(tmp_path / "r"),
                     "--set", "model.layers=[{type: linear, units: 8}, batchnorm, relu, {type: linear}]",
                     "--set", "training.batch_size=4", "--set", "optimizer.accumulate=4")
     assert result.exit_code == 1 and not (tmp_path / "r").exists()
