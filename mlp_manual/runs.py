@@ -20,6 +20,7 @@ from .checkpoint import load_checkpoint, restore, save_checkpoint
 from .config import Config, dump_config, load_config, with_absolute_paths
 from .diagnostics import Recorder
 from .errors import ConfigError, TrainingDiverged, TrainingInterrupted
+from .evaluation import class_labels, model_outputs
 from .experiment import Experiment, prepare
 from .model_file import save_model
 from .sanity import initial_loss_warning
@@ -85,10 +86,9 @@ def write_plots(exp: Experiment, history: dict, run_dir: Path) -> None:
         plots.plot_curves(history, "acc", run_dir / "accuracy.png", f"{exp.cfg.name}: accuracy")
         if exp.data.n_features == 2:
             def predict(X):
-                exp.model.eval()
-                return exp.loss.predict(exp.model.forward(X))
-            y = exp.data.y_train if exp.data.y_train.ndim == 1 else exp.data.y_train[:, 0]
-            plots.plot_decision_boundary(predict, exp.data.X_train, y.astype(int), run_dir / "decision_boundary.png",
+                return exp.loss.predict(model_outputs(exp.model, X))
+            plots.plot_decision_boundary(predict, exp.data.X_train, class_labels(exp.data.y_train),
+                                         run_dir / "decision_boundary.png",
                                          f"{exp.cfg.name}: decision boundary (training points)")
     if exp.loss.classification and exp.data.X_test is not None:
         write_class_plots(exp, run_dir)

@@ -16,39 +16,28 @@ import numpy as np
 from .config import Config
 from .diagnostics import Recorder, forward_watched, locate_nonfinite
 from .errors import TrainingDiverged, TrainingInterrupted
+from .evaluation import class_labels, model_outputs
 from .losses import LossSpec
 from .model import Model
 from .optimizers import Optimizer, clip_grad_norm, make_optimizer
 from .schedules import Schedule
 
 
-def evaluate(model: Model, loss: LossSpec, X: np.ndarray, y: np.ndarray, batch_size: int = 2048) -> dict:
+def evaluate(model: Model, loss: LossSpec, X: np.ndarray, y: np.ndarray) -> dict:
     """Mean loss (and accuracy for classification) over (X, y) in evaluation mode.
 
     Inputs: X (N, D); y as ``loss.targets`` makes it. Returns: {"loss": .., "acc": ..}.
     """
-    was_training = [layer.training for layer in model.layers]
-    model.eval()
-    total, correct = 0.0, 0
-    for i in range(0, len(X), batch_size):
-        out = model.forward(X[i:i + batch_size])  # (B, K)
-        yb = y[i:i + batch_size]
-        value, _ = loss.fn(out, yb)
-        total += value * len(out)
-        if loss.classification:
-            correct += count_correct(loss, out, yb)
-    for layer, mode in zip(model.layers, was_training):
-        layer.train(mode)
-    metrics = {"loss": total / len(X)}
+    out = model_outputs(model, X)  # (N, K)
+    metrics = {"loss": loss.fn(out, y)[0]}
     if loss.classification:
-        metrics["acc"] = correct / len(X)
+        metrics["acc"] = count_correct(loss, out, y) / len(X)
     return metrics
 
 
 def count_correct(loss: LossSpec, out: np.ndarray, y: np.ndarray) -> int:
     """Correct class predictions in a batch of outputs (N, K)."""
-    labels = y if y.ndim == 1 else y[:, 0]
-    return int((loss.predict(out) == labels).sum())
+    return int((loss.predict(out) == class_labels(y)).sum())
 
 
 def batch_bounds(n: int, batch_size: int) -> list[tuple[int, int]]:
