@@ -3,6 +3,11 @@
 Their state (step count, per-tensor slots such as momentum) lives in ``self.state`` keyed by
 the model's parameter names (``layers.0.W``), so it can be saved and restored exactly.
 Weight decay applies to weight matrices only (ndim >= 2), never to biases or norm scales.
+
+Updates write their intermediate products into work arrays kept per parameter (``work``)
+rather than into fresh temporaries: a temporary the size of a weight matrix, allocated and
+freed every step, can make the C allocator return its pages to the kernel and fault them in
+again on the next step. The formula each update computes is in its comment.
 """
 
 import numpy as np
@@ -18,6 +23,7 @@ class Optimizer:
     def __init__(self, weight_decay: float = 0.0):
         self.weight_decay = weight_decay
         self.state: dict = {"t": 0, **{s: {} for s in self.slots}}
+        self.scratch: dict[tuple[str, int], np.ndarray] = {}  # work arrays: not state, never saved
 
     def step(self, model, lr: float) -> None:
         """Apply one update with learning rate ``lr`` to every parameter of ``model``."""
@@ -25,7 +31,9 @@ class Optimizer:
         for name, p, g, k in model.named_params():
             grad = g[k]
             if self.weight_decay and p[k].ndim >= 2 and not self.decoupled:
-                grad = grad + self.weight_decay * p[k]  # L2: d/dW (wd/2 ||W||^2) = wd * W
+                # L2: d/dW (wd/2 ||W||^2) = wd * W, so grad = g + wd * W (work array 2)
+                grad = np.multiply(p[k], self.weight_decay, out=self.work(name, p[k], 2))
+                grad += g[k]
             self.update(name, p[k], grad, lr)
 
     decoupled = False
@@ -36,6 +44,13 @@ class Optimizer:
         if name not in d:
             d[name] = np.zeros_like(like)
         return d[name]
+
+    def work(self, name: str, like: np.ndarray, i: int = 0) -> np.ndarray:
+        """Work array ``i`` for parameter ``name``, shaped like ``like``; its contents are garbage."""
+        w = self.scratch.get((name, i))
+        if w is None or w.shape != like.shape or w.dtype != like.dtype:
+            w = self.scratch[name, i] = np.empty_like(like)
+        return w
 
     def update(self, name: str, p: np.ndarray, g: np.ndarray, lr: float) -> None:
         raise NotImplementedError
@@ -66,13 +81,20 @@ class SGD(Optimizer):
         self.momentum, self.nesterov = momentum, nesterov
 
     def update(self, name, p, g, lr):
+        w = self.work(name, p)
         if self.momentum == 0:
-            p -= lr * g
+            p -= np.multiply(g, lr, out=w)  # p -= lr * g
             return
         v = self.slot("velocity", name, p)
         v *= self.momentum
         v += g
-        p -= lr * (g + self.momentum * v) if self.nesterov else lr * v
+        if self.nesterov:
+            np.multiply(v, self.momentum, out=w)
+            w += g
+            w *= lr  # w = lr * (g + momentum * v)
+        else:
+            np.multiply(v, lr, out=w)  # w = lr * v
+        p -= w
 
 
 class RMSProp(Optimizer):
@@ -85,10 +107,16 @@ class RMSProp(Optimizer):
         self.rho, self.eps = rho, eps
 
     def update(self, name, p, g, lr):
-        s = self.slot("square_avg", name, p)
+        s, w, w2 = self.slot("square_avg", name, p), self.work(name, p), self.work(name, p, 1)
         s *= self.rho
-        s += (1 - self.rho) * g * g
-        p -= lr * g / (np.sqrt(s) + self.eps)
+        np.multiply(g, 1 - self.rho, out=w)
+        w *= g
+        s += w  # s += (1 - rho) * g * g
+        np.sqrt(s, out=w)
+        w += self.eps
+        np.multiply(g, lr, out=w2)
+        w2 /= w
+        p -= w2  # p -= lr * g / (sqrt(s) + eps)
 
 
 class Adam(Optimizer):
@@ -104,12 +132,20 @@ class Adam(Optimizer):
     def update(self, name, p, g, lr):
         t = self.state["t"]
         m, v = self.slot("m", name, p), self.slot("v", name, p)
+        w, w2 = self.work(name, p), self.work(name, p, 1)
         m *= self.beta1
-        m += (1 - self.beta1) * g
+        m += np.multiply(g, 1 - self.beta1, out=w)  # m += (1 - b1) * g
         v *= self.beta2
-        v += (1 - self.beta2) * g * g
+        np.multiply(g, 1 - self.beta2, out=w)
+        w *= g
+        v += w  # v += (1 - b2) * g * g
         step = lr / (1 - self.beta1 ** t)  # folds m_hat's correction into the step size
-        p -= step * m / (np.sqrt(v / (1 - self.beta2 ** t)) + self.eps)
+        np.divide(v, 1 - self.beta2 ** t, out=w)
+        np.sqrt(w, out=w)
+        w += self.eps
+        np.multiply(m, step, out=w2)
+        w2 /= w
+        p -= w2  # p -= step * m / (sqrt(v / (1 - b2^t)) + eps)
 
 
 class AdamW(Adam):
@@ -119,7 +155,7 @@ class AdamW(Adam):
 
     def update(self, name, p, g, lr):
         if self.weight_decay and p.ndim >= 2:
-            p -= lr * self.weight_decay * p
+            p -= np.multiply(p, lr * self.weight_decay, out=self.work(name, p))  # p -= lr * wd * p
         super().update(name, p, g, lr)
 
 

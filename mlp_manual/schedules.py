@@ -10,7 +10,7 @@ from .config import ScheduleConfig
 
 
 class Schedule:
-    """lr(step) for ``steps_per_epoch`` steps a epoch over ``epochs`` epochs."""
+    """lr(step) for ``steps_per_epoch`` steps an epoch over ``epochs`` epochs."""
 
     def __init__(self, cfg: ScheduleConfig, base_lr: float, steps_per_epoch: int, epochs: int):
         self.cfg, self.base_lr = cfg, base_lr

@@ -89,6 +89,53 @@ def test_state_round_trips_through_arrays(name):
     assert np.array_equal(model.layers[0].params["W"], twin.layers[0].params["W"])
 
 
+def textbook_update(cfg, p, g, lr, t, state):
+    """One update written as plain expressions with temporaries, for the parameter (p, g)."""
+    wd = cfg.weight_decay if p.ndim >= 2 else 0.0
+    if wd and cfg.name != "adamw":
+        g = g + wd * p
+    if cfg.name == "sgd":
+        if cfg.momentum == 0:
+            return p - lr * g
+        v = state["v"] = cfg.momentum * state.get("v", 0 * p) + g
+        return p - (lr * (g + cfg.momentum * v) if cfg.nesterov else lr * v)
+    if cfg.name == "rmsprop":
+        s = state["s"] = cfg.rho * state.get("s", 0 * p) + (1 - cfg.rho) * g * g
+        return p - lr * g / (np.sqrt(s) + cfg.eps)
+    if wd:  # adamw
+        p = p - lr * wd * p
+    m = state["m"] = cfg.beta1 * state.get("m", 0 * p) + (1 - cfg.beta1) * g
+    v = state["v"] = cfg.beta2 * state.get("v", 0 * p) + (1 - cfg.beta2) * g * g
+    return p - lr / (1 - cfg.beta1 ** t) * m / (np.sqrt(v / (1 - cfg.beta2 ** t)) + cfg.eps)
+
+
+@pytest.mark.parametrize("kw", [{"name": "sgd"}, {"name": "sgd", "momentum": 0.9},
+                                {"name": "sgd", "momentum": 0.9, "nesterov": True, "weight_decay": 0.01},
+                                {"name": "rmsprop", "weight_decay": 0.01}, {"name": "adam"},
+                                {"name": "adamw", "weight_decay": 0.1}], ids=str)
+def test_updates_equal_their_formulas_bit_for_bit_in_float32(kw):
+    """The optimizers compute in work arrays; the result must be the textbook expression's, exactly."""
+    cfg = OptimizerConfig(**kw)
+    rng = np.random.default_rng(0)
+    layer = Linear(40, 30, rng=rng, dtype=np.float32)
+    layer.params["W"][...] = 0  # from zero, the first update is the parameter itself: no rounding hides it
+    model, opt = Model([layer]), make_optimizer(cfg)
+    expected = {k: v.copy() for k, v in layer.params.items()}
+    states = {k: {} for k in expected}
+    for t, lr in enumerate((0.1, 0.05, 0.02), start=1):
+        for k in layer.grads:
+            layer.grads[k][...] = rng.normal(size=layer.grads[k].shape)
+            expected[k] = textbook_update(cfg, expected[k], layer.grads[k], lr, t, states[k])
+        opt.step(model, lr)
+        for k in expected:
+            assert expected[k].dtype == np.float32
+            assert np.array_equal(layer.params[k], expected[k]), (k, t)
+    scratch = {key: id(a) for key, a in opt.scratch.items()}
+    opt.step(model, 0.01)
+    assert {key: id(a) for key, a in opt.scratch.items()} == scratch  # reused, not reallocated
+    assert set(opt.state_arrays()) == {"t"} | {f"{s}/layers.0.{k}" for s in opt.slots for k in layer.params}
+
+
 def tanh_net(seed):
     rng = np.random.default_rng(seed)
     return Model([Linear(3, 5, rng=rng, dtype=np.float64), Tanh(), Linear(5, 4, rng=rng, dtype=np.float64)])
