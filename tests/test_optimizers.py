@@ -133,7 +133,9 @@ def test_updates_equal_their_formulas_bit_for_bit_in_float32(kw):
     scratch = {key: id(a) for key, a in opt.scratch.items()}
     opt.step(model, 0.01)
     assert {key: id(a) for key, a in opt.scratch.items()} == scratch  # reused, not reallocated
-    assert set(opt.state_arrays()) == {"t"} | {f"{s}/layers.0.{k}" for s in opt.slots for k in layer.params}
+    saved = opt.state_arrays()  # what a checkpoint holds: no work array
+    assert all(key == "t" or key.split("/")[0] in opt.slots for key in saved)
+    assert not {id(a) for a in saved.values()} & set(scratch.values())
 
 
 def tanh_net(seed):
