@@ -150,6 +150,8 @@ class Trainer:
         monitor = es.monitor if X_val is not None else "train_loss"
         sign = -1.0 if monitor.endswith("acc") else 1.0  # minimise sign * metric
         every = self._record_every(len(bounds))
+        # every batch is gathered into this one array: no batch-sized allocation per step
+        batch = np.empty((max(hi - lo for lo, hi in bounds), *X.shape[1:]), dtype=X.dtype)  # (B, D)
         self.model.train()
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # non-finite values are caught per step
             for epoch in range(self.epoch + 1, tcfg.epochs + 1):
@@ -166,7 +168,8 @@ class Trainer:
                     step = self.step_count
                     record = self.recorder is not None and (step + 1) % every == 0
                     before = {name: p[k].copy() for name, p, _, k in self.model.named_params()} if record else None
-                    value, right = self.train_step(X[idx], y[idx], lr,
+                    Xb = np.take(X, idx, axis=0, out=batch[:hi - lo], mode="clip")  # idx is always in range
+                    value, right = self.train_step(Xb, y[idx], lr,
                                                    self.recorder.record_activations(step) if record else None)
                     if record:
                         self.recorder.record_step(step, self.model, before)
