@@ -23,7 +23,7 @@ class Optimizer:
     def __init__(self, weight_decay: float = 0.0):
         self.weight_decay = weight_decay
         self.state: dict = {"t": 0, **{s: {} for s in self.slots}}
-        self.scratch: dict[tuple[str, int], np.ndarray] = {}  # work arrays: not state, never saved
+        self.work_arrays: dict[tuple[str, int], np.ndarray] = {}  # work arrays: not state, never saved
 
     def step(self, model, lr: float) -> None:
         """Apply one update with learning rate ``lr`` to every parameter of ``model``."""
@@ -47,9 +47,9 @@ class Optimizer:
 
     def work(self, name: str, like: np.ndarray, i: int = 0) -> np.ndarray:
         """Work array ``i`` for parameter ``name``, shaped like ``like``; its contents are garbage."""
-        w = self.scratch.get((name, i))
+        w = self.work_arrays.get((name, i))
         if w is None or w.shape != like.shape or w.dtype != like.dtype:
-            w = self.scratch[name, i] = np.empty_like(like)
+            w = self.work_arrays[name, i] = np.empty_like(like)
         return w
 
     def update(self, name: str, p: np.ndarray, g: np.ndarray, lr: float) -> None:
@@ -88,12 +88,12 @@ class SGD(Optimizer):
         v = self.slot("velocity", name, p)
         v *= self.momentum
         v += g
-        if self.nesterov:
+        if self.nesterov:  # p -= lr * (g + momentum * v)
             np.multiply(v, self.momentum, out=w)
             w += g
-            w *= lr  # w = lr * (g + momentum * v)
-        else:
-            np.multiply(v, lr, out=w)  # w = lr * v
+            w *= lr
+        else:  # p -= lr * v
+            np.multiply(v, lr, out=w)
         p -= w
 
 
@@ -108,15 +108,17 @@ class RMSProp(Optimizer):
 
     def update(self, name, p, g, lr):
         s, w, w2 = self.slot("square_avg", name, p), self.work(name, p), self.work(name, p, 1)
+        # s = rho * s + (1 - rho) * g * g
         s *= self.rho
         np.multiply(g, 1 - self.rho, out=w)
         w *= g
-        s += w  # s += (1 - rho) * g * g
+        s += w
+        # p -= lr * g / (sqrt(s) + eps)
         np.sqrt(s, out=w)
         w += self.eps
         np.multiply(g, lr, out=w2)
         w2 /= w
-        p -= w2  # p -= lr * g / (sqrt(s) + eps)
+        p -= w2
 
 
 class Adam(Optimizer):
@@ -133,19 +135,22 @@ class Adam(Optimizer):
         t = self.state["t"]
         m, v = self.slot("m", name, p), self.slot("v", name, p)
         w, w2 = self.work(name, p), self.work(name, p, 1)
+        # m = b1 * m + (1 - b1) * g
         m *= self.beta1
-        m += np.multiply(g, 1 - self.beta1, out=w)  # m += (1 - b1) * g
+        m += np.multiply(g, 1 - self.beta1, out=w)
+        # v = b2 * v + (1 - b2) * g * g
         v *= self.beta2
         np.multiply(g, 1 - self.beta2, out=w)
         w *= g
-        v += w  # v += (1 - b2) * g * g
-        step = lr / (1 - self.beta1 ** t)  # folds m_hat's correction into the step size
+        v += w
+        # p -= step * m / (sqrt(v / (1 - b2^t)) + eps), where step folds in m_hat's correction
+        step = lr / (1 - self.beta1 ** t)
         np.divide(v, 1 - self.beta2 ** t, out=w)
         np.sqrt(w, out=w)
         w += self.eps
         np.multiply(m, step, out=w2)
         w2 /= w
-        p -= w2  # p -= step * m / (sqrt(v / (1 - b2^t)) + eps)
+        p -= w2
 
 
 class AdamW(Adam):

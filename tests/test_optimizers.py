@@ -130,9 +130,9 @@ def test_updates_equal_their_formulas_bit_for_bit_in_float32(kw):
         for k in expected:
             assert expected[k].dtype == np.float32
             assert np.array_equal(layer.params[k], expected[k]), (k, t)
-    scratch = {key: id(a) for key, a in opt.scratch.items()}
+    scratch = {key: id(a) for key, a in opt.work_arrays.items()}
     opt.step(model, 0.01)
-    assert {key: id(a) for key, a in opt.scratch.items()} == scratch  # reused, not reallocated
+    assert {key: id(a) for key, a in opt.work_arrays.items()} == scratch  # reused, not reallocated
     saved = opt.state_arrays()  # what a checkpoint holds: no work array
     assert all(key == "t" or key.split("/")[0] in opt.slots for key in saved)
     assert not {id(a) for a in saved.values()} & set(scratch.values())
