@@ -21,12 +21,13 @@ class Optimizer:
     slots: tuple[str, ...] = ()
 
     def __init__(self, weight_decay: float = 0.0):
-        self.weight_decay = weight_decay
+        self.weight_decay = float(weight_decay)
         self.state: dict = {"t": 0, **{s: {} for s in self.slots}}
         self.work_arrays: dict[tuple[str, int], np.ndarray] = {}  # work arrays: not state, never saved
 
     def step(self, model, lr: float) -> None:
         """Apply one update with learning rate ``lr`` to every parameter of ``model``."""
+        lr = float(lr)  # a Python float keeps the parameters' dtype (a numpy float64 would not)
         self.state["t"] += 1
         for name, p, g, k in model.named_params():
             grad = g[k]
@@ -78,7 +79,7 @@ class SGD(Optimizer):
 
     def __init__(self, momentum: float = 0.0, nesterov: bool = False, weight_decay: float = 0.0):
         super().__init__(weight_decay)
-        self.momentum, self.nesterov = momentum, nesterov
+        self.momentum, self.nesterov = float(momentum), nesterov
 
     def update(self, name, p, g, lr):
         w = self.work(name, p)
@@ -104,7 +105,7 @@ class RMSProp(Optimizer):
 
     def __init__(self, rho: float = 0.9, eps: float = 1e-8, weight_decay: float = 0.0):
         super().__init__(weight_decay)
-        self.rho, self.eps = rho, eps
+        self.rho, self.eps = float(rho), float(eps)
 
     def update(self, name, p, g, lr):
         s, w, w2 = self.slot("square_avg", name, p), self.work(name, p), self.work(name, p, 1)
@@ -129,7 +130,7 @@ class Adam(Optimizer):
 
     def __init__(self, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8, weight_decay: float = 0.0):
         super().__init__(weight_decay)
-        self.beta1, self.beta2, self.eps = beta1, beta2, eps
+        self.beta1, self.beta2, self.eps = float(beta1), float(beta2), float(eps)
 
     def update(self, name, p, g, lr):
         t = self.state["t"]

@@ -15,7 +15,7 @@ import numpy as np
 
 from .config import Config
 from .diagnostics import Recorder, forward_watched, locate_nonfinite
-from .errors import TrainingDiverged, TrainingInterrupted
+from .errors import DataError, TrainingDiverged, TrainingInterrupted
 from .evaluation import class_labels, model_outputs
 from .losses import LossSpec
 from .model import Model
@@ -145,6 +145,11 @@ class Trainer:
             y_val: np.ndarray | None = None) -> History:
         """Train from the current epoch to the configured last one (or until early stopping)."""
         tcfg, es = self.cfg.training, self.cfg.training.early_stopping
+        if len(X) == 0:
+            raise DataError("there are no training samples")
+        if self.epoch_state is not None and len(self.epoch_state["order"]) != len(X):
+            raise DataError(f"the interrupted epoch's batch order covers {len(self.epoch_state['order'])} samples, "
+                            f"the training data has {len(X)}")
         bounds = batch_bounds(len(X), tcfg.batch_size)
         schedule = Schedule(self.cfg.schedule, self.cfg.optimizer.lr, len(bounds), tcfg.epochs)
         monitor = es.monitor if X_val is not None else "train_loss"

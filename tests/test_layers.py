@@ -76,6 +76,17 @@ def test_linear_gradients_on_a_hand_computed_2x2_case():
     assert np.array_equal(dx, [[1.0, 3.0], [4.0, 8.0]])
 
 
+def test_relu_follows_dtype_and_width_changes_and_keeps_special_values():
+    relu = ReLU()
+    x = np.array([[-np.inf, -1.0, -0.0, 0.0, 2.0, np.inf, np.nan]])
+    for dtype in (np.float32, np.float64, np.float32):
+        out = relu.forward(x.astype(dtype))
+        assert out.dtype == dtype
+        assert np.array_equal(out, np.maximum(x, 0).astype(dtype), equal_nan=True)
+    out = relu.forward(np.array([[-3.0, 4.0]]))  # another width
+    assert np.array_equal(out, [[0.0, 4.0]])
+
+
 def test_sigmoid_derivative_at_zero_is_a_quarter():
     layer = Sigmoid()
     assert layer.forward(np.zeros((1, 1)))[0, 0] == 0.5

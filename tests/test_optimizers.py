@@ -102,7 +102,7 @@ def textbook_update(cfg, p, g, lr, t, state):
     if cfg.name == "rmsprop":
         s = state["s"] = cfg.rho * state.get("s", 0 * p) + (1 - cfg.rho) * g * g
         return p - lr * g / (np.sqrt(s) + cfg.eps)
-    if wd:  # adamw
+    if wd and cfg.name == "adamw":
         p = p - lr * wd * p
     m = state["m"] = cfg.beta1 * state.get("m", 0 * p) + (1 - cfg.beta1) * g
     v = state["v"] = cfg.beta2 * state.get("v", 0 * p) + (1 - cfg.beta2) * g * g
@@ -111,7 +111,8 @@ def textbook_update(cfg, p, g, lr, t, state):
 
 @pytest.mark.parametrize("kw", [{"name": "sgd"}, {"name": "sgd", "momentum": 0.9},
                                 {"name": "sgd", "momentum": 0.9, "nesterov": True, "weight_decay": 0.01},
-                                {"name": "rmsprop", "weight_decay": 0.01}, {"name": "adam"},
+                                {"name": "sgd", "weight_decay": 0.01}, {"name": "rmsprop", "weight_decay": 0.01},
+                                {"name": "adam"}, {"name": "adam", "weight_decay": 0.01},
                                 {"name": "adamw", "weight_decay": 0.1}], ids=str)
 def test_updates_equal_their_formulas_bit_for_bit_in_float32(kw):
     """The optimizers compute in work arrays; the result must be the textbook expression's, exactly."""
@@ -122,10 +123,10 @@ def test_updates_equal_their_formulas_bit_for_bit_in_float32(kw):
     model, opt = Model([layer]), make_optimizer(cfg)
     expected = {k: v.copy() for k, v in layer.params.items()}
     states = {k: {} for k in expected}
-    for t, lr in enumerate((0.1, 0.05, 0.02), start=1):
+    for t, lr in enumerate((0.1, 0.05, np.float64(0.02)), start=1):  # a numpy lr computes as a Python float
         for k in layer.grads:
             layer.grads[k][...] = rng.normal(size=layer.grads[k].shape)
-            expected[k] = textbook_update(cfg, expected[k], layer.grads[k], lr, t, states[k])
+            expected[k] = textbook_update(cfg, expected[k], layer.grads[k], float(lr), t, states[k])
         opt.step(model, lr)
         for k in expected:
             assert expected[k].dtype == np.float32

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from mlp_manual.config import config_from_dict, load_config
+from mlp_manual.errors import DataError
 from mlp_manual.experiment import prepare
 from mlp_manual.losses import LOSSES
 from mlp_manual.model import build_model
@@ -104,3 +105,15 @@ def test_sgd_training_matches_a_straightforward_reference_to_float32_rounding():
     for layer, (W, b) in zip(model.layers[::2], params):
         assert np.allclose(layer.params["W"], W, rtol=1e-5, atol=1e-6)
         assert np.allclose(layer.params["b"], b, rtol=1e-5, atol=1e-6)
+
+
+def test_fit_rejects_empty_data_and_a_batch_order_for_other_data():
+    cfg = load_config("configs/xor.yaml")
+    exp = prepare(cfg)
+    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng)
+    with pytest.raises(DataError, match="^there are no training samples$"):
+        trainer.fit(exp.data.X_train[:0], exp.data.y_train[:0])
+    trainer.epoch_state = {"order": np.arange(7), "next_batch": 1, "loss_sum": 0.0, "correct": 0, "seconds": 0.0}
+    with pytest.raises(DataError, match=r"^the interrupted epoch's batch order covers 7 samples, "
+                                        r"the training data has 4$"):
+        trainer.fit(exp.data.X_train, exp.data.y_train)
