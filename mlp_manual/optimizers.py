@@ -98,6 +98,25 @@ class SGD(Optimizer):
         p -= w
 
 
+def moving_average(avg: np.ndarray, g: np.ndarray, keep: float, w: np.ndarray, squared: bool = False) -> None:
+    """avg = keep * avg + (1 - keep) * g (g * g if ``squared``), in place; w is work space."""
+    avg *= keep
+    np.multiply(g, 1 - keep, out=w)
+    if squared:
+        w *= g
+    avg += w
+
+
+def rms_step(p: np.ndarray, num: np.ndarray, scale: float, sq: np.ndarray, eps: float,
+             w: np.ndarray, w2: np.ndarray) -> None:
+    """p -= scale * num / (sqrt(sq) + eps), in place; w and w2 are work space (``sq`` may be w)."""
+    np.sqrt(sq, out=w)
+    w += eps
+    np.multiply(num, scale, out=w2)
+    w2 /= w
+    p -= w2
+
+
 class RMSProp(Optimizer):
     """s = rho * s + (1 - rho) g^2;  p -= lr * g / (sqrt(s) + eps)."""
 
@@ -109,17 +128,8 @@ class RMSProp(Optimizer):
 
     def update(self, name, p, g, lr):
         s, w, w2 = self.slot("square_avg", name, p), self.work(name, p), self.work(name, p, 1)
-        # s = rho * s + (1 - rho) * g * g
-        s *= self.rho
-        np.multiply(g, 1 - self.rho, out=w)
-        w *= g
-        s += w
-        # p -= lr * g / (sqrt(s) + eps)
-        np.sqrt(s, out=w)
-        w += self.eps
-        np.multiply(g, lr, out=w2)
-        w2 /= w
-        p -= w2
+        moving_average(s, g, self.rho, w, squared=True)  # s = rho * s + (1 - rho) * g * g
+        rms_step(p, g, lr, s, self.eps, w, w2)  # p -= lr * g / (sqrt(s) + eps)
 
 
 class Adam(Optimizer):
@@ -136,22 +146,11 @@ class Adam(Optimizer):
         t = self.state["t"]
         m, v = self.slot("m", name, p), self.slot("v", name, p)
         w, w2 = self.work(name, p), self.work(name, p, 1)
-        # m = b1 * m + (1 - b1) * g
-        m *= self.beta1
-        m += np.multiply(g, 1 - self.beta1, out=w)
-        # v = b2 * v + (1 - b2) * g * g
-        v *= self.beta2
-        np.multiply(g, 1 - self.beta2, out=w)
-        w *= g
-        v += w
+        moving_average(m, g, self.beta1, w)  # m = b1 * m + (1 - b1) * g
+        moving_average(v, g, self.beta2, w, squared=True)  # v = b2 * v + (1 - b2) * g * g
         # p -= step * m / (sqrt(v / (1 - b2^t)) + eps), where step folds in m_hat's correction
         step = lr / (1 - self.beta1 ** t)
-        np.divide(v, 1 - self.beta2 ** t, out=w)
-        np.sqrt(w, out=w)
-        w += self.eps
-        np.multiply(m, step, out=w2)
-        w2 /= w
-        p -= w2
+        rms_step(p, m, step, np.divide(v, 1 - self.beta2 ** t, out=w), self.eps, w, w2)
 
 
 class AdamW(Adam):
