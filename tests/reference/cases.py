@@ -1,0 +1,57 @@
+"""Configs whose trained weights are pinned bit for bit in ``weights.npz``.
+
+Together they use every layer type, optimizer, schedule and loss, early stopping with
+restore, gradient accumulation, clipping and weight decay. ``make_weights.py`` wrote the
+weights; ``tests/test_reference.py`` retrains and compares.
+"""
+
+CASES = {
+    "relu-sgd-constant": {
+        "data": {"name": "moons", "n_samples": 120},
+        "model": {"layers": [{"type": "linear", "units": 12}, "relu", {"type": "linear", "units": 8},
+                             {"type": "leaky_relu", "slope": 0.05}, {"type": "linear"}]},
+        "optimizer": {"name": "sgd", "lr": 0.1},
+        "training": {"epochs": 4, "batch_size": 16},
+    },
+    "tanh-momentum-step": {
+        "data": {"name": "spirals", "n_samples": 150},
+        "model": {"layers": [{"type": "linear", "units": 16, "init": "glorot_normal"}, "tanh",
+                             {"type": "linear", "units": 16, "bias": False}, "sigmoid", {"type": "linear"}]},
+        "optimizer": {"name": "sgd", "lr": 0.05, "momentum": 0.9, "nesterov": True, "weight_decay": 1e-3},
+        "schedule": {"name": "step", "step_size": 2, "gamma": 0.5},
+        "training": {"epochs": 5, "batch_size": 32},
+    },
+    "gelu-rmsprop-exponential": {
+        "data": {"name": "blobs", "n_samples": 150},
+        "model": {"layers": [{"type": "linear", "units": 10}, "gelu", {"type": "dropout", "p": 0.2},
+                             {"type": "linear", "units": 10}, "identity", {"type": "linear"}]},
+        "optimizer": {"name": "rmsprop", "lr": 0.01, "clip_norm": 1.0},
+        "schedule": {"name": "exponential", "gamma": 0.9},
+        "training": {"epochs": 4, "batch_size": 20},
+    },
+    "norms-adam-cosine": {
+        "data": {"name": "circles", "n_samples": 160, "val_fraction": 0.25},
+        "model": {"layers": [{"type": "linear", "units": 12}, {"type": "layernorm"}, "relu",
+                             {"type": "linear", "units": 12}, {"type": "batchnorm", "momentum": 0.2}, "relu",
+                             {"type": "linear", "units": 12}, {"type": "rmsnorm"}, "tanh", {"type": "linear"}]},
+        "optimizer": {"name": "adam", "lr": 0.01, "accumulate": 2},
+        "schedule": {"name": "cosine", "warmup_epochs": 1, "min_lr": 1e-4},
+        "training": {"epochs": 5, "batch_size": 24},
+    },
+    "adamw-bce-early-stop": {
+        "data": {"name": "xor", "copies": 30, "noise": 0.2},
+        "model": {"layers": [{"type": "linear", "units": 8}, "relu", {"type": "linear"}]},
+        "loss": "bce_with_logits",
+        "optimizer": {"name": "adamw", "lr": 0.05, "weight_decay": 0.01},
+        "training": {"epochs": 30, "batch_size": 16,
+                     "early_stopping": {"patience": 3, "min_delta": 0.01, "restore_best": True}},
+    },
+    "softmax-layer-mse": {
+        "data": {"name": "sine", "n_samples": 100},
+        "dtype": "float64",
+        "model": {"layers": [{"type": "linear", "units": 8}, "softmax", {"type": "linear"}]},
+        "loss": "mse",
+        "optimizer": {"name": "adam", "lr": 0.02},
+        "training": {"epochs": 4, "batch_size": 25},
+    },
+}
