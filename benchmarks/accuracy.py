@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mlp_manual.config import load_config  # noqa: E402
-from mlp_manual.runs import train_run  # noqa: E402
+from mlp_manual.runs.run import train_run  # noqa: E402
 
 BENCHMARKS = {  # dataset: (config, published reference)
     "digits": ("configs/digits.yaml", "97.9% scikit-learn MLPClassifier defaults"),

@@ -59,7 +59,7 @@ import numpy as np  # noqa: E402
 from mlp_manual.config import config_from_dict  # noqa: E402
 from mlp_manual.losses import LOSSES  # noqa: E402
 from mlp_manual.model import build_model  # noqa: E402
-from mlp_manual.trainer import Trainer  # noqa: E402
+from mlp_manual.training.trainer import Trainer  # noqa: E402
 
 
 def optional(name):
@@ -80,7 +80,7 @@ def mnist_shaped(rng, n=60000):
     """X (M, D) float32 in [0, 1), y (M,) int64: real MNIST when available, else random."""
     if os.environ.get("MLP_MANUAL_DATA"):
         try:
-            from mlp_manual.realdata import read_idx_dataset
+            from mlp_manual.datasets.real import read_idx_dataset
             arrays = read_idx_dataset("mnist")
             X = arrays["X_train"][:n].astype(np.float32)
             X *= np.float32(1 / 255)

@@ -1,12 +1,25 @@
 """mlp-manual: a multilayer-perceptron trainer whose every gradient is written by hand."""
 
 from .errors import ConfigError, DataError, LayerError, MLPManualError, ModelFileError
-from .layers import (GELU, BatchNorm1d, Dropout, Identity, Layer, LayerNorm, LeakyReLU, Linear, ReLU,
-                     RMSNorm, Sigmoid, Softmax, Tanh)
+from .gradcheck.check import check_layer, check_loss, check_model
+from .layers import (
+                     GELU,
+                     BatchNorm1d,
+                     Dropout,
+                     Identity,
+                     Layer,
+                     LayerNorm,
+                     LeakyReLU,
+                     Linear,
+                     ReLU,
+                     RMSNorm,
+                     Sigmoid,
+                     Softmax,
+                     Tanh,
+)
 from .losses import bce_with_logits, mse, softmax_cross_entropy
-from .gradcheck import check_layer, check_loss, check_model
 from .model import Model, build_model
-from .model_file import load_model, save_model
+from .runs.model_file import load_model, save_model
 
 __version__ = "0.1.0"
 __all__ = ["Layer", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Identity", "Softmax",

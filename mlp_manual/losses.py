@@ -6,8 +6,8 @@ together, so the backward pass is seeded explicitly:
 N = batch size, C = classes, K = output units.
 """
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 

@@ -1,9 +1,8 @@
 import numpy as np
 import pytest
-
 from click.testing import CliRunner
 
-from mlp_manual.numgrad import numerical_gradient, relative_error
+from mlp_manual.gradcheck.numgrad import numerical_gradient, relative_error
 
 
 def invoke_cli(command, *args):
@@ -22,7 +21,7 @@ def rng():
 @pytest.fixture
 def clean_env(tmp_path, monkeypatch):
     """No data directory from the developer's machine: empty cwd, env var unset, cache in tmp."""
-    from mlp_manual import datadir
+    from mlp_manual.datasets import datadir
 
     monkeypatch.delenv(datadir.ENV_VAR, raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

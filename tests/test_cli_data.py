@@ -1,10 +1,9 @@
 from click.testing import CliRunner
-
-from mlp_manual import fetch
-from mlp_manual.cli.data import main
-
 from datafiles import fake_mnist
 from test_fetch import FILES, Server, good_routes, refused_url, tiny_checksums  # noqa: F401 (fixture)
+
+from mlp_manual.cli.data import main
+from mlp_manual.datasets import fetch
 
 
 def test_list_shows_every_dataset(clean_env):

@@ -7,8 +7,8 @@ import sys
 import textwrap
 
 import pytest
-
 from conftest import invoke_cli
+
 from mlp_manual.cli.gradcheck import main
 
 SUMMARY = re.compile(r"^(\d+) passed, (\d+) failed, (\d+) warnings, (\d+) with kinks")

@@ -5,11 +5,11 @@ import json
 import numpy as np
 import pytest
 import yaml
-
 from conftest import invoke_cli
+
 from mlp_manual.cli.train import main
 from mlp_manual.config import load_config
-from mlp_manual.model_file import load_model
+from mlp_manual.runs.model_file import load_model
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -3,7 +3,13 @@
 import pytest
 import yaml
 
-from mlp_manual.config import Config, ConfigError, config_from_dict, dump_config, load_config
+from mlp_manual.config import (
+    Config,
+    ConfigError,
+    config_from_dict,
+    dump_config,
+    load_config,
+)
 
 
 def test_defaults_and_name_from_file(tmp_path):

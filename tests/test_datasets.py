@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from mlp_manual.config import DataConfig
-from mlp_manual.csvdata import read_csv
-from mlp_manual.datasets import check_arrays, load_dataset, split
+from mlp_manual.datasets import load_dataset
+from mlp_manual.datasets.csvfile import read_csv
+from mlp_manual.datasets.dataset import check_arrays, split
 from mlp_manual.errors import DataError
 
 

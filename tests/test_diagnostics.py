@@ -5,17 +5,22 @@ import json
 
 import numpy as np
 import pytest
-
 from conftest import invoke_cli
+
 from mlp_manual.cli.plot import main as plot_main
 from mlp_manual.cli.train import main as train_main
 from mlp_manual.config import DiagnosticsConfig, load_config
-from mlp_manual.diagnostics import Recorder, gradient_table, locate_nonfinite, unit_fraction
-from mlp_manual.experiment import prepare
 from mlp_manual.layers import Linear, ReLU, Sigmoid, Tanh
 from mlp_manual.losses import softmax_cross_entropy
 from mlp_manual.model import Model
-from mlp_manual.sanity import find_lr, initial_loss_warning, overfit_batch
+from mlp_manual.training.diagnostics import (
+    Recorder,
+    gradient_table,
+    locate_nonfinite,
+    unit_fraction,
+)
+from mlp_manual.training.experiment import prepare
+from mlp_manual.training.sanity import find_lr, initial_loss_warning, overfit_batch
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -6,7 +6,7 @@ from click.testing import CliRunner
 
 from mlp_manual.cli.evaluate import main as eval_main
 from mlp_manual.cli.train import main as train_main
-from mlp_manual.evaluation import class_table, confusion_matrix
+from mlp_manual.training.evaluation import class_table, confusion_matrix
 
 SMALL_DIGITS = {
     "name": "digits-small",

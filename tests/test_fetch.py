@@ -8,12 +8,11 @@ import threading
 
 import numpy as np
 import pytest
-
-from mlp_manual import fetch
-from mlp_manual.datadir import locate
-from mlp_manual.errors import DataError
-
 from datafiles import idx_bytes
+
+from mlp_manual.datasets import fetch
+from mlp_manual.datasets.datadir import locate
+from mlp_manual.errors import DataError
 
 STEMS = ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")
 TIMEOUT = 5.0

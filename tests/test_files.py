@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from mlp_manual import files
-from mlp_manual.model_file import load_model
+from mlp_manual.runs.model_file import load_model
 
 WRITER = textwrap.dedent("""
     import sys
@@ -24,8 +24,8 @@ WRITER = textwrap.dedent("""
     from mlp_manual import files
     from mlp_manual.layers import Linear
     from mlp_manual.model import Model
-    from mlp_manual.model_file import save_model
-    from mlp_manual.runs import metrics_csv
+    from mlp_manual.runs.model_file import save_model
+    from mlp_manual.runs.run import metrics_csv
     out = Path(sys.argv[1])
     model = Model([Linear(400, 1000, rng=np.random.default_rng(0))])
     history = {"epoch": list(range(1, 20001)), "lr": [0.1] * 20000, "train_loss": [0.5] * 20000}

@@ -11,14 +11,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from mlp_manual.checkpoint import load_checkpoint, restore
 from mlp_manual.config import Config, config_from_dict, load_config, parse_override
-from mlp_manual.csvdata import read_csv
+from mlp_manual.datasets.csvfile import read_csv
 from mlp_manual.errors import MLPManualError
-from mlp_manual.experiment import prepare
 from mlp_manual.model import Model
-from mlp_manual.model_file import load_model
-from mlp_manual.trainer import Trainer
+from mlp_manual.runs.checkpoint import load_checkpoint, restore
+from mlp_manual.runs.model_file import load_model
+from mlp_manual.training.experiment import prepare
+from mlp_manual.training.trainer import Trainer
 
 FILES = Path(__file__).parent / "bad_inputs" / "files"
 FUZZ = settings(max_examples=60, deadline=None, derandomize=True, database=None,
@@ -253,6 +253,6 @@ def test_the_fuzzed_fixtures_are_valid():
     .map(lambda t: bytes([0, 0, t[0], t[1]]) + b"".join(d.to_bytes(4, "big") for d in t[2]) + t[3])))
 @example(bytes([0, 0, 8, 4]) + (2**16).to_bytes(4, "big") * 4)  # 2**64 elements: an int64 product wraps to 0
 def test_idx_reader_gives_an_array_or_a_data_error(data):
-    idx = pytest.importorskip("mlp_manual.idx")
+    idx = pytest.importorskip("mlp_manual.datasets.idx")
     out = only_our_errors(idx.parse_idx, data, "fuzz.idx")
     assert out is None or isinstance(out, np.ndarray)

@@ -5,15 +5,28 @@ import json
 
 import numpy as np
 import pytest
-
 from broken_layers import CLASSIC_BUGS, STRUCTURAL_BUGS, TransposedWeightGrad
+
 from mlp_manual.errors import GradcheckError, LayerError
-from mlp_manual.gradcheck import check_layer, check_loss, check_model, modes_to_check
-from mlp_manual.gradcheck_builtins import MODES, check_builtins
-from mlp_manual.layers import LAYER_TYPES, BatchNorm1d, Dropout, LeakyReLU, Linear, ReLU, Tanh
+from mlp_manual.gradcheck.check import (
+    check_layer,
+    check_loss,
+    check_model,
+    modes_to_check,
+)
+from mlp_manual.gradcheck.numgrad import numerical_gradient, one_sided_quotients
+from mlp_manual.gradcheck.suites import MODES, check_builtins
+from mlp_manual.layers import (
+    LAYER_TYPES,
+    BatchNorm1d,
+    Dropout,
+    LeakyReLU,
+    Linear,
+    ReLU,
+    Tanh,
+)
 from mlp_manual.losses import LOSSES, mse
 from mlp_manual.model import Model, build_model
-from mlp_manual.numgrad import numerical_gradient, one_sided_quotients
 
 
 def test_every_builtin_layer_and_loss_passes_below_1e_7():

@@ -2,11 +2,10 @@ import gzip
 
 import numpy as np
 import pytest
-
-from mlp_manual.errors import DataError
-from mlp_manual.idx import parse_idx, read_idx, read_images_labels
-
 from datafiles import idx_bytes
+
+from mlp_manual.datasets.idx import parse_idx, read_idx, read_images_labels
+from mlp_manual.errors import DataError
 
 
 @pytest.fixture

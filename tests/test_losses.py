@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
+from mlp_manual.gradcheck.numgrad import numerical_gradient, relative_error
 from mlp_manual.losses import LOSSES, bce_with_logits, mse, softmax_cross_entropy
-from mlp_manual.numgrad import numerical_gradient, relative_error
 
 
 def targets_for(name, rng, n, k):

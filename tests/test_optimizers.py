@@ -9,9 +9,16 @@ from mlp_manual.config import OptimizerConfig, ScheduleConfig, config_from_dict
 from mlp_manual.layers import Linear, Tanh
 from mlp_manual.losses import LOSSES
 from mlp_manual.model import Model
-from mlp_manual.optimizers import SGD, Adam, AdamW, RMSProp, clip_grad_norm, make_optimizer
+from mlp_manual.optimizers import (
+    SGD,
+    Adam,
+    AdamW,
+    RMSProp,
+    clip_grad_norm,
+    make_optimizer,
+)
 from mlp_manual.schedules import Schedule
-from mlp_manual.trainer import Trainer
+from mlp_manual.training.trainer import Trainer
 
 
 def one_param_model(w, g):

@@ -4,16 +4,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from mlp_manual import datadir
-from mlp_manual.config import DataConfig
-from mlp_manual.datasets import LOADERS, load_dataset
-from mlp_manual.errors import DataError
-from mlp_manual.fetch import EXPECTED
-from mlp_manual.idx import read_bytes, read_images_labels
-from mlp_manual.realdata import DIGITS_FILE, FASHION_NAMES, MNIST1D_FILE
-
 from datafiles import fake_mnist
+
+from mlp_manual.config import DataConfig
+from mlp_manual.datasets import LOADERS, datadir, load_dataset
+from mlp_manual.datasets.fetch import EXPECTED
+from mlp_manual.datasets.idx import read_bytes, read_images_labels
+from mlp_manual.datasets.real import DIGITS_FILE, FASHION_NAMES, MNIST1D_FILE
+from mlp_manual.errors import DataError
 
 SHARED = os.environ.get(datadir.ENV_VAR)
 
@@ -24,7 +22,7 @@ def test_every_real_dataset_is_registered():
 
 def test_shipped_files_live_inside_the_package():
     package = Path(__file__).resolve().parents[1] / "mlp_manual"
-    assert DIGITS_FILE.parent == MNIST1D_FILE.parent == package / "data"
+    assert DIGITS_FILE.parent == MNIST1D_FILE.parent == package / "datasets" / "files"
     assert DIGITS_FILE.is_file() and MNIST1D_FILE.is_file()
 
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from mlp_manual.checkpoint import load_checkpoint
 from mlp_manual.cli.train import main
 from mlp_manual.config import load_config
 from mlp_manual.errors import TrainingInterrupted
-from mlp_manual.runs import resume_run, train_run
+from mlp_manual.runs.checkpoint import load_checkpoint
+from mlp_manual.runs.run import resume_run, train_run
 
 OVERRIDES = {
     "sgd_momentum": ["optimizer.name=sgd", "optimizer.lr=0.05", "optimizer.momentum=0.9"],
@@ -89,10 +89,10 @@ def test_resume_errors(tmp_path):
 
 WRITER = textwrap.dedent("""
     import sys, numpy as np
-    from mlp_manual.checkpoint import save_checkpoint
+    from mlp_manual.runs.checkpoint import save_checkpoint
     from mlp_manual.config import config_from_dict
-    from mlp_manual.experiment import prepare
-    from mlp_manual.trainer import Trainer
+    from mlp_manual.training.experiment import prepare
+    from mlp_manual.training.trainer import Trainer
     cfg = config_from_dict({"data": {"name": "blobs", "n_samples": 64},
                             "model": {"layers": [{"type": "linear", "units": 1500}, "relu", {"type": "linear"}]}})
     exp = prepare(cfg)

@@ -5,10 +5,10 @@ import pytest
 
 from mlp_manual.config import config_from_dict, load_config
 from mlp_manual.errors import DataError
-from mlp_manual.experiment import prepare
 from mlp_manual.losses import LOSSES
 from mlp_manual.model import build_model
-from mlp_manual.trainer import Trainer, batch_bounds, evaluate
+from mlp_manual.training.experiment import prepare
+from mlp_manual.training.trainer import Trainer, batch_bounds, evaluate
 
 
 def train(cfg):

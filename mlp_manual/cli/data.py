@@ -2,9 +2,10 @@
 
 import click
 
-from .. import datadir, fetch as fetching
+from ..datasets import datadir
+from ..datasets import fetch as fetching
+from ..datasets.real import DIGITS_FILE, MNIST1D_FILE
 from ..errors import DataError
-from ..realdata import DIGITS_FILE, MNIST1D_FILE
 from .common import user_errors
 
 DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False), default=None,

@@ -6,9 +6,9 @@ import click
 
 from ..config import load_config
 from ..errors import ConfigError, DataError
-from ..evaluation import class_table, evaluate_classes
-from ..experiment import prepare
-from ..model_file import load_model
+from ..runs.model_file import load_model
+from ..training.evaluation import class_table, evaluate_classes
+from ..training.experiment import prepare
 from .common import user_errors
 
 
@@ -35,7 +35,7 @@ def main(model_path, dataset, split, config_path, data_dir, out):
       mlp-eval --model runs/mnist/model.npz --data mnist
       mlp-eval --model runs/digits/model.npz --split val --out reports/
     """
-    from ..plots_classes import plot_confusion
+    from ..plots.classes import plot_confusion
 
     model_path = Path(model_path)
     config_path = Path(config_path) if config_path else model_path.with_name("config.yaml")

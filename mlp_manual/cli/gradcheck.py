@@ -9,9 +9,15 @@ import click
 import numpy as np
 
 from ..errors import GradcheckError
-from ..gradcheck import check_layer, check_model, describe, modes_to_check, require_layer
-from ..gradcheck_builtins import check_builtins
-from ..gradcheck_report import SuiteReport, format_reports
+from ..gradcheck.check import (
+    check_layer,
+    check_model,
+    describe,
+    modes_to_check,
+    require_layer,
+)
+from ..gradcheck.report import SuiteReport, format_reports
+from ..gradcheck.suites import check_builtins
 from .common import user_errors
 
 DEFAULT_MAX_ELEMENTS = 1000
@@ -143,7 +149,7 @@ def check_user_layer(spec: str, shape: tuple[int, ...], **settings) -> SuiteRepo
 def check_config(path: str, overrides=(), **settings) -> SuiteReport:
     """Check the model a config builds, through its loss, on a seeded batch of its training data."""
     from ..config import load_config
-    from ..experiment import prepare
+    from ..training.experiment import prepare
 
     cfg = load_config(path, list(overrides))
     exp = prepare(cfg)

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import click
 
-from ..compare import read_metrics, run_labels
 from ..errors import ConfigError
+from ..runs.compare import read_metrics, run_labels
 from .common import user_errors
 
 
@@ -26,7 +26,8 @@ def main(run_dirs, out, metric):
       mlp-plot runs/moons-* --metric val_acc
       mlp-plot runs/moons-a
     """
-    from .. import plots, plots_diagnostics
+    from ..plots import curves as plots
+    from ..plots import diagnostics as plots_diagnostics
 
     dirs = [Path(d) for d in run_dirs]
     metrics = [read_metrics(d) for d in dirs]

@@ -6,8 +6,8 @@ import click
 
 from ..config import load_config
 from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
-from ..experiment import prepare
-from ..runs import make_run_dir, resume_run, train_run
+from ..runs.run import make_run_dir, resume_run, train_run
+from ..training.experiment import prepare
 from .common import user_errors
 
 DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
@@ -72,7 +72,7 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
                 overrides.append("diagnostics.enabled=true")
             cfg = load_config(config_path, overrides)
             if overfit_batch:
-                from ..sanity import overfit_batch as run_overfit
+                from ..training.sanity import overfit_batch as run_overfit
                 if not run_overfit(prepare(cfg), overfit_batch, max_steps, echo):
                     sys.exit(1)
                 return
@@ -93,8 +93,8 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
 
 
 def run_find_lr(cfg, out, overwrite, echo):
-    from .. import plots_diagnostics
-    from ..sanity import find_lr
+    from ..plots import diagnostics as plots_diagnostics
+    from ..training.sanity import find_lr
 
     exp = prepare(cfg)
     run_dir = make_run_dir(out, f"{cfg.name}-lr-find", overwrite)

@@ -1,6 +1,15 @@
 """Built-in layers and the table that maps config names to them."""
 
-from .activations import GELU, Identity, LeakyReLU, ReLU, Sigmoid, Softmax, Tanh, sigmoid
+from .activations import (
+    GELU,
+    Identity,
+    LeakyReLU,
+    ReLU,
+    Sigmoid,
+    Softmax,
+    Tanh,
+    sigmoid,
+)
 from .base import Layer
 from .dropout import Dropout
 from .linear import Linear

@@ -6,7 +6,7 @@ N = batch size, D = input features (in_features), H = output features (out_featu
 import numpy as np
 
 from ..errors import LayerError
-from ..init import INITIALIZERS, ALIASES, init_weight, init_names
+from ..init import ALIASES, INITIALIZERS, init_names, init_weight
 from .base import Layer
 
 

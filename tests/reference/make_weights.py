@@ -16,7 +16,7 @@ from cases import CASES  # noqa: E402
 
 from mlp_manual import load_model  # noqa: E402
 from mlp_manual.config import config_from_dict  # noqa: E402
-from mlp_manual.runs import train_run  # noqa: E402
+from mlp_manual.runs.run import train_run  # noqa: E402
 
 
 def trained_state(name: str, raw: dict, folder: Path) -> dict:

@@ -15,7 +15,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
 
 from mlp_manual.config import load_config  # noqa: E402
-from mlp_manual.runs import train_run  # noqa: E402
+from mlp_manual.runs.run import train_run  # noqa: E402
 
 
 def train(overrides: list[str], into: Path) -> Path:

@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .files import atomic_path  # noqa: E402
+from ..files import atomic_path  # noqa: E402
 
 
 def save(fig, path) -> None:

@@ -16,9 +16,9 @@ import copy
 
 import numpy as np
 
-from .errors import GradcheckError, MLPManualError
-from .gradcheck_compare import Settings, compare_tensor, kind_of
-from .gradcheck_report import GradcheckReport, StructureCheck
+from ..errors import GradcheckError, MLPManualError
+from .compare import Settings, compare_tensor, kind_of
+from .report import GradcheckReport, StructureCheck
 
 LAYER_MEMBERS = ("forward", "backward", "params", "grads")
 LINEARITY_RTOL = 1e-9  # float64 roundoff is ~1e-16 per operation; a real violation is O(1)

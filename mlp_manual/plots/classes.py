@@ -10,7 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from .plots import save  # noqa: E402
+from .curves import save  # noqa: E402
 
 
 def plot_confusion(confusion: np.ndarray, class_names, path, title: str) -> None:

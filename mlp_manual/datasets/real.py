@@ -1,6 +1,6 @@
 """Loaders for the real datasets: two shipped with the package, two read from a data directory.
 
-``digits`` and ``mnist1d`` are small enough to live in ``mlp_manual/data/`` (inside the package,
+``digits`` and ``mnist1d`` are small enough to live in ``mlp_manual/datasets/files/`` (inside the package,
 so an installed wheel has them too). ``mnist`` and ``fashion_mnist`` are found with
 ``datadir.locate`` and read from IDX files. Each loader has the ``LOADERS`` signature
 ``(DataConfig, Generator) -> Dataset``; images are flattened to rows, pixels stay raw
@@ -15,13 +15,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config import DataConfig
+from ..errors import DataError
 from . import datadir
-from .config import DataConfig
-from .datasets import Dataset, split
-from .errors import DataError
+from .dataset import Dataset, split
 from .idx import read_images_labels
 
-SHIPPED_DIR = Path(__file__).with_name("data")
+SHIPPED_DIR = Path(__file__).with_name("files")
 DIGITS_FILE = SHIPPED_DIR / "digits.csv.gz"
 MNIST1D_FILE = SHIPPED_DIR / "mnist1d.npz"
 DIGITS_TEST_FRACTION = 0.2  # used when data.test_fraction is 0: digits has no official test split

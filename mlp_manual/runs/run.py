@@ -15,16 +15,16 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from . import files
+from .. import files
 from .checkpoint import load_checkpoint, restore, save_checkpoint
-from .config import Config, dump_config, load_config, with_absolute_paths
-from .diagnostics import Recorder
-from .errors import ConfigError, TrainingDiverged, TrainingInterrupted
-from .evaluation import class_labels, model_outputs
-from .experiment import Experiment, prepare
+from ..config import Config, dump_config, load_config, with_absolute_paths
+from ..training.diagnostics import Recorder
+from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
+from ..training.evaluation import class_labels, model_outputs
+from ..training.experiment import Experiment, prepare
 from .model_file import save_model
-from .sanity import initial_loss_warning
-from .trainer import Trainer, evaluate
+from ..training.sanity import initial_loss_warning
+from ..training.trainer import Trainer, evaluate
 
 RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "checkpoint.npz", "loss.png",
              "accuracy.png", "decision_boundary.png", "diagnostics.csv", "grad_norms.png", "update_ratio.png",
@@ -77,7 +77,7 @@ def metrics_csv(history: dict) -> str:
 
 
 def write_plots(exp: Experiment, history: dict, run_dir: Path) -> None:
-    from . import plots
+    from ..plots import curves as plots
 
     if not history.get("epoch"):
         return
@@ -96,8 +96,8 @@ def write_plots(exp: Experiment, history: dict, run_dir: Path) -> None:
 
 def write_class_plots(exp: Experiment, run_dir: Path) -> None:
     """confusion.png of the test split, and for image datasets mistakes.png."""
-    from . import plots_classes
-    from .evaluation import evaluate_classes
+    from ..plots import classes as plots_classes
+    from ..training.evaluation import evaluate_classes
 
     d = exp.data
     result = evaluate_classes(exp.model, exp.loss, d.X_test, d.y_test, d.n_classes)
@@ -220,7 +220,7 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
         summary["test"] = evaluate(exp.model, exp.loss, d.X_test, d.y_test)
     write_plots(exp, history, run_dir)
     if trainer.recorder and trainer.recorder.rows:
-        from . import plots_diagnostics
+        from ..plots import diagnostics as plots_diagnostics
         files.write_text(run_dir / "diagnostics.csv", trainer.recorder.csv())
         plots_diagnostics.plot_diagnostics(trainer.recorder.rows, run_dir, cfg.name)
     summary["wall_seconds"] = round(time.perf_counter() - started, 3)

@@ -25,9 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import DataError
+from ..files import atomic_path
 from . import datadir
-from .errors import DataError
-from .files import atomic_path
 from .idx import GZIP_SIGNATURE, parse_idx
 
 

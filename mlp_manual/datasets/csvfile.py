@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from .errors import DataError
+from ..errors import DataError
 
 
 def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = True, delimiter: str = ",",

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+
 @dataclass
 class TensorRow:
     """The comparison of one analytic gradient with its numerical reference."""

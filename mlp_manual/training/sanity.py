@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .errors import TrainingDiverged
+from ..errors import TrainingDiverged
 from .experiment import Experiment
 from .trainer import Trainer, batch_bounds, evaluate
 

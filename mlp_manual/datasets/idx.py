@@ -13,7 +13,7 @@ import zlib
 
 import numpy as np
 
-from .errors import DataError
+from ..errors import DataError
 
 # type code -> big-endian numpy dtype
 IDX_TYPES = {

@@ -10,7 +10,7 @@ first candidate that holds every file of the dataset wins.
 import os
 from pathlib import Path
 
-from .errors import DataError
+from ..errors import DataError
 
 ENV_VAR = "MLP_MANUAL_DATA"
 

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .config import Config
+from ..config import Config
+from ..errors import DataError, TrainingDiverged, TrainingInterrupted
+from ..losses import LossSpec
+from ..model import Model
+from ..optimizers import Optimizer, clip_grad_norm, make_optimizer
+from ..schedules import Schedule
 from .diagnostics import Recorder, forward_watched, locate_nonfinite
-from .errors import DataError, TrainingDiverged, TrainingInterrupted
 from .evaluation import class_labels, model_outputs
-from .losses import LossSpec
-from .model import Model
-from .optimizers import Optimizer, clip_grad_norm, make_optimizer
-from .schedules import Schedule
 
 
 def evaluate(model: Model, loss: LossSpec, X: np.ndarray, y: np.ndarray) -> dict:

@@ -9,8 +9,8 @@ Statistics per parameter tensor (named ``layers.<i>.<key>``): ``grad_norm``, ``w
 
 import numpy as np
 
-from .config import DiagnosticsConfig
-from .layers import LeakyReLU, ReLU, Sigmoid, Tanh
+from ..config import DiagnosticsConfig
+from ..layers import LeakyReLU, ReLU, Sigmoid, Tanh
 
 
 def forward_watched(model, x: np.ndarray, watch) -> np.ndarray:

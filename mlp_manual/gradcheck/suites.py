@@ -13,11 +13,11 @@ import inspect
 
 import numpy as np
 
-from .gradcheck import check_layer, check_loss
-from .gradcheck_report import SuiteReport
-from .layers import LAYER_TYPES
-from .losses import LOSSES
-from .model import make_layer
+from ..layers import LAYER_TYPES
+from ..losses import LOSSES
+from ..model import make_layer
+from .check import check_layer, check_loss
+from .report import SuiteReport
 
 KINK_MARGIN = 0.1
 # Where softmax saturates, every entry of dlogits is as small as 1 - p of the true class, and

@@ -9,11 +9,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .config import Config
-from .datasets import Dataset, load_dataset
-from .errors import ConfigError, DataError
-from .losses import LOSSES, LossSpec
-from .model import Model, build_model
+from ..config import Config
+from ..datasets import Dataset, load_dataset
+from ..errors import ConfigError, DataError
+from ..losses import LOSSES, LossSpec
+from ..model import Model, build_model
 
 
 @dataclass

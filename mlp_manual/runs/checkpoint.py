@@ -11,10 +11,10 @@ import os
 
 import numpy as np
 
-from .errors import ModelFileError
-from .files import write_npz
+from ..errors import ModelFileError
+from ..files import write_npz
 from .model_file import read_npz
-from .trainer import History, Trainer
+from ..training.trainer import History, Trainer
 
 FORMAT = "mlp-manual-checkpoint/1"
 

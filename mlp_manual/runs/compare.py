@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-from .errors import ConfigError, DataError
+from ..errors import ConfigError, DataError
 
 
 def read_metrics(run_dir: Path) -> dict[str, list]:

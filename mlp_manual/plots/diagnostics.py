@@ -8,7 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .plots import save  # noqa: E402
+from .curves import save  # noqa: E402
 
 
 def _series(rows, stat):

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .losses import LossSpec
-from .model import Model
+from ..losses import LossSpec
+from ..model import Model
 
 
 def model_outputs(model: Model, X: np.ndarray, batch_size: int = 2048) -> np.ndarray:

@@ -14,11 +14,11 @@ import zlib
 
 import numpy as np
 
-from .errors import ModelFileError
-from .files import write_npz
-from .init import init_names
-from .layers import LAYER_TYPES
-from .model import Model, make_layer
+from ..errors import ModelFileError
+from ..files import write_npz
+from ..init import init_names
+from ..layers import LAYER_TYPES
+from ..model import Model, make_layer
 
 FORMAT = "mlp-manual-model/1"
 

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .gradcheck_report import TensorRow
 from .numgrad import numerical_gradient, one_sided_quotients, relative_error
-
+from .report import TensorRow
 
 DEFAULT_TOL = 1e-7  # the default pass threshold
 
