@@ -2,13 +2,18 @@
 checked through its loss (the CLI tests cover the same through mlp-gradcheck)."""
 
 import os
-import re
 import sys
 
 import pytest
 
 from mlp_manual.errors import GradcheckError
-from mlp_manual.gradcheck.user import CONFIG_BATCH, check_config, check_user_layer, load_layer, split_spec
+from mlp_manual.gradcheck.user import (
+    CONFIG_BATCH,
+    check_config,
+    check_user_layer,
+    load_layer,
+    split_spec,
+)
 
 SETTINGS = {"eps": 1e-5, "tol": 1e-7, "seed": 0, "max_elements": None}
 MODULE = '''
@@ -29,13 +34,9 @@ def raises():
 
 
 @pytest.fixture
-def module(tmp_path, monkeypatch):
-    """A module of layers in the current directory, under a name no other test uses."""
-    name = "lib_layers_" + re.sub(r"\W", "_", tmp_path.name)
-    (tmp_path / f"{name}.py").write_text(MODULE)
-    monkeypatch.chdir(tmp_path)
-    yield name
-    sys.modules.pop(name, None)
+def module(module_in_cwd):
+    """MODULE as a module in the current directory."""
+    return module_in_cwd(MODULE)
 
 
 def test_split_spec_takes_module_colon_attr_only():

@@ -8,7 +8,15 @@ import pytest
 from mlp_manual.errors import DataError
 from mlp_manual.gradcheck.numgrad import numerical_gradient, relative_error
 from mlp_manual.layers.activations import sigmoid
-from mlp_manual.losses import BINARY, CLASS_INDEX, LOSSES, REAL, bce_with_logits, mse, softmax_cross_entropy
+from mlp_manual.losses import (
+    BINARY,
+    CLASS_INDEX,
+    LOSSES,
+    REAL,
+    bce_with_logits,
+    mse,
+    softmax_cross_entropy,
+)
 
 CE, BCE, MSE = LOSSES["softmax_cross_entropy"], LOSSES["bce_with_logits"], LOSSES["mse"]
 

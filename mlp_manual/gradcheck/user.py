@@ -14,7 +14,14 @@ import numpy as np
 from ..config import load_config
 from ..errors import GradcheckError
 from ..training.experiment import prepare
-from .check import check_layer, check_model, describe, modes_to_check, require_layer, what_was_raised
+from .check import (
+    check_layer,
+    check_model,
+    describe,
+    modes_to_check,
+    require_layer,
+    what_was_raised,
+)
 from .report import SuiteReport
 
 CONFIG_BATCH = 32  # at most this many training rows for a config's model
@@ -65,8 +72,8 @@ def check_user_layer(spec: str, shape: tuple[int, ...], *, source: str | None = 
     x = np.random.default_rng(settings["seed"]).normal(size=shape)  # (N, D)
     reports = [check_layer(layer, x, mode=mode, label=f"{spec} x{shape}" + (f" {mode}" if mode else ""), **settings)
                for mode in modes_to_check(layer, x)]
-    notes = [f"input drawn from a standard normal (seed {settings['seed']}); entries whose perturbation "
-             "crosses a kink are reported as KINK when the gradient is a valid subgradient there"]
+    notes = [(f"input drawn from a standard normal (seed {settings['seed']}); entries whose perturbation "
+              "crosses a kink are reported as KINK when the gradient is a valid subgradient there")]
     return SuiteReport(reports, notes)
 
 
