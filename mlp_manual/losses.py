@@ -1,17 +1,21 @@
-"""Losses. Each returns the mean loss and its gradient with respect to the model output
-together, so the backward pass is seeded explicitly:
+"""Losses, and every rule that depends on which loss a run uses (its LossSpec).
+
+Each loss returns the mean loss and its gradient with respect to the model output together,
+so the backward pass is seeded explicitly:
 
     loss, dlogits = softmax_cross_entropy(logits, y)  # dlogits = (p - onehot) / N
 
 N = batch size, C = classes, K = output units.
 """
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import DataError
+from .layers.activations import sigmoid
 
 
 def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
@@ -43,9 +47,7 @@ def bce_with_logits(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarra
     """
     z = logits
     loss = float((np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z)))).mean(dtype=np.float64))
-    e = np.exp(-np.abs(z))  # (N, K)
-    p = np.where(z >= 0, 1 / (1 + e), e / (1 + e))  # (N, K), sigmoid(z)
-    return loss, (p - y) / z.dtype.type(z.size)
+    return loss, (sigmoid(z) - y) / z.dtype.type(z.size)  # (N, K)
 
 
 def mse(pred: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
@@ -58,46 +60,98 @@ def mse(pred: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
     return float((diff * diff).mean(dtype=np.float64)), diff * pred.dtype.type(2.0 / pred.size)
 
 
+def uniform_guess_loss(n_classes: int) -> tuple[float, str]:
+    """Softmax cross-entropy of a model that gives every one of C classes the same probability:
+    ln(C). Returns the value and how to write it."""
+    return math.log(n_classes), f"ln({n_classes})"
+
+
+# What a loss's targets are
+CLASS_INDEX = "class index"  # labels (N,) int64 in 0..C-1; one output unit per class
+BINARY = "binary 0/1"  # floats (N, K) in {0, 1}; one output unit (logit) for a 2-class dataset
+REAL = "real values"  # floats (N, K); one output unit per target column
+
+
 @dataclass(frozen=True)
 class LossSpec:
-    """What the trainer needs to know about a loss besides its function."""
+    """A loss function and the rules that come with it: the targets it takes, the output units
+    it needs, how it predicts a class, what an untrained model should score, and which data and
+    models fit it. Code outside this module asks the spec; it never tests which loss it is."""
 
+    name: str
     fn: Callable[[np.ndarray, np.ndarray], tuple[float, np.ndarray]]
-    classification: bool  # reports accuracy; targets are class labels
+    target: str  # CLASS_INDEX, BINARY or REAL
+    # C -> (loss of a freshly initialised model, its formula), for a loss where that is known
+    untrained_loss: Callable[[int], tuple[float, str]] | None = None
+
+    @property
+    def classification(self) -> bool:
+        """Targets are class labels, so accuracy is reported."""
+        return self.target != REAL
 
     def output_width(self, n_classes: int | None, target_width: int) -> int:
         """Units the last layer must have for this loss and these targets."""
-        if self.fn is softmax_cross_entropy:
+        if self.target == CLASS_INDEX:
             return n_classes
-        if self.fn is bce_with_logits:
+        if self.target == BINARY:
             return 1
         return target_width
 
     def targets(self, y: np.ndarray, dtype) -> np.ndarray:
-        """Labels as the loss wants them: int64 (N,) for softmax CE, float (N, K) otherwise."""
-        if self.fn is softmax_cross_entropy:
+        """Labels as the loss wants them: int64 (N,) for class indices, ``dtype`` (N, K) otherwise."""
+        if self.target == CLASS_INDEX:
             return y.astype(np.int64, copy=False)
         y = y.astype(dtype, copy=False)
         return y.reshape(-1, 1) if y.ndim == 1 else y
 
     def predict(self, out: np.ndarray) -> np.ndarray:
-        """Class predictions (N,) from model outputs (classification losses only)."""
-        if self.fn is softmax_cross_entropy:
+        """Class predictions (N,) from model outputs (N, K); classification losses only."""
+        if self.target == CLASS_INDEX:
             return out.argmax(axis=1)
-        return (out[:, 0] > 0).astype(np.int64)
+        if self.target == BINARY:
+            return (out[:, 0] > 0).astype(np.int64)  # logit > 0 <=> sigmoid > 1/2
+        raise ValueError(f"{self.name} targets are {REAL}, not classes: it makes no class predictions")
 
-    def check_output(self, width: int) -> None:
-        """Raise if a model with ``width`` output units cannot feed this loss."""
-        if self.fn is softmax_cross_entropy and width < 2:
-            raise DataError(f"softmax_cross_entropy needs at least 2 output units, the model has {width}; "
+    def random_targets(self, rng: np.random.Generator, n: int, k: int) -> np.ndarray:
+        """Valid targets for (N, K) = (n, k) outputs, drawn from ``rng``: labels (N,) in 0..K-1,
+        0/1 floats (N, K), or standard-normal reals (N, K)."""
+        if self.target == CLASS_INDEX:
+            return rng.integers(0, k, size=n)
+        if self.target == BINARY:
+            return rng.integers(0, 2, size=(n, k)).astype(np.float64)
+        return rng.normal(size=(n, k))
+
+    def check_fit(self, data: str, n_classes: int | None, target_width: int, width: int | None = None,
+                  model: str | None = None) -> None:
+        """Raise DataError unless dataset ``data`` (``n_classes`` classes, None for regression;
+        ``target_width`` target columns) fits this loss and, when ``width`` is given, a model with
+        ``width`` output units fits both. ``model`` names a saved model checked against the data;
+        without it ``width`` is that of a model built for this data and loss."""
+        if self.classification and n_classes is None:
+            raise DataError(f"{self.name} needs class labels, but {data} is a regression dataset; use mse")
+        if self.target == BINARY and n_classes != 2:
+            raise DataError(f"{self.name} needs 2 classes, {data} has {n_classes}; use softmax_cross_entropy")
+        if width is None:
+            return
+        needed = self.output_width(n_classes, target_width)
+        if model is not None:
+            if width != needed:
+                raise DataError(f"{model} has {width} outputs, {data} with {self.name} needs {needed}")
+            return
+        if self.target == CLASS_INDEX and width < 2:
+            raise DataError(f"{self.name} needs at least 2 output units, the model has {width}; "
                             "use bce_with_logits for a single output")
-        if self.fn is bce_with_logits and width != 1:
-            raise DataError(f"bce_with_logits needs exactly 1 output unit, the model has {width}; "
+        if self.target == BINARY and width != 1:
+            raise DataError(f"{self.name} needs exactly 1 output unit, the model has {width}; "
                             "use softmax_cross_entropy for several classes")
+        if width != needed:
+            columns = f"{target_width} target column{'s' if target_width != 1 else ''}"
+            raise DataError(f"the model has {width} outputs but {data} has "
+                            + (f"{n_classes} classes" if self.target == CLASS_INDEX else columns))
 
 
-LOSSES = {
-    "softmax_cross_entropy": LossSpec(softmax_cross_entropy, classification=True),
-    "bce_with_logits": LossSpec(bce_with_logits, classification=True),
-    "mse": LossSpec(mse, classification=False),
-}
+LOSSES = {spec.name: spec for spec in (
+    LossSpec("softmax_cross_entropy", softmax_cross_entropy, CLASS_INDEX, untrained_loss=uniform_guess_loss),
+    LossSpec("bce_with_logits", bce_with_logits, BINARY),
+    LossSpec("mse", mse, REAL),
+)}

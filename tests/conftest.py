@@ -1,3 +1,6 @@
+import re
+import sys
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -16,6 +19,23 @@ def invoke_cli(command, *args):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+@pytest.fixture
+def module_in_cwd(tmp_path, monkeypatch):
+    """Makes the empty tmp folder the current directory; returns write(text) -> name, which writes
+    a Python module there under a name no other test uses. The modules are forgotten afterwards."""
+    monkeypatch.chdir(tmp_path)
+    names = []
+
+    def write(text: str) -> str:
+        names.append(f"user_module_{len(names)}_" + re.sub(r"\W", "_", tmp_path.name))
+        (tmp_path / f"{names[-1]}.py").write_text(text)
+        return names[-1]
+
+    yield write
+    for name in names:
+        sys.modules.pop(name, None)
 
 
 @pytest.fixture

@@ -81,13 +81,9 @@ def run(*args):
 
 
 @pytest.fixture
-def user_module(tmp_path, monkeypatch):
-    """A module of user layers in the current directory, under a name no other test uses."""
-    name = "user_layers_" + re.sub(r"\W", "_", tmp_path.name)
-    (tmp_path / f"{name}.py").write_text(USER_LAYERS)
-    monkeypatch.chdir(tmp_path)
-    yield name
-    sys.modules.pop(name, None)
+def user_module(module_in_cwd):
+    """USER_LAYERS as a module in the current directory."""
+    return module_in_cwd(USER_LAYERS)
 
 
 def test_no_arguments_checks_every_builtin_and_passes():

@@ -1,12 +1,20 @@
 import json
 
 import numpy as np
+import pytest
 import yaml
 from click.testing import CliRunner
 
 from mlp_manual.cli.evaluate import main as eval_main
 from mlp_manual.cli.train import main as train_main
+from mlp_manual.config import dump_config, load_config
+from mlp_manual.errors import ConfigError, DataError
+from mlp_manual.model import build_model
+from mlp_manual.runs.evaluate import check_saved_model, evaluate_saved_model
+from mlp_manual.runs.model_file import save_model
 from mlp_manual.training.evaluation import class_table, confusion_matrix
+from mlp_manual.training.experiment import prepare
+from mlp_manual.training.trainer import evaluate
 
 SMALL_DIGITS = {
     "name": "digits-small",
@@ -61,3 +69,46 @@ def test_eval_of_a_missing_dataset_names_the_fetch_command(tmp_path, monkeypatch
     result = CliRunner().invoke(eval_main, ["--model", "model.npz", "--data", "fashion_mnist"])
     assert result.exit_code == 1
     assert "Error: fashion_mnist is not downloaded; run `mlp-data fetch fashion_mnist` to get it" in result.output
+
+
+def saved_run(folder, config="configs/xor.yaml", overrides=()):
+    """A run folder holding an untrained model of ``config`` and its config.yaml; returns the experiment."""
+    exp = prepare(load_config(config, list(overrides)))
+    folder.mkdir()
+    (folder / "config.yaml").write_text(dump_config(exp.cfg))
+    save_model(exp.model, folder / "model.npz")
+    return exp
+
+
+def test_evaluate_saved_model_matches_the_trainers_evaluation_of_the_same_model(tmp_path):
+    exp = saved_run(tmp_path / "run")
+    ev = evaluate_saved_model(tmp_path / "run" / "model.npz", "train")
+    expected = evaluate(exp.model, exp.loss, exp.data.X_train, exp.data.y_train)
+    assert (ev.dataset, ev.split, ev.class_names) == ("xor", "train", ["0", "1"])
+    assert ev.result.loss == expected["loss"] and ev.result.accuracy == expected["acc"]
+    assert ev.result.confusion.sum() == 4 and ev.result.y_true.tolist() == exp.data.y_train.tolist()
+
+
+def test_evaluate_saved_model_refuses_what_it_cannot_evaluate(tmp_path):
+    saved_run(tmp_path / "run")
+    with pytest.raises(DataError, match="^xor has no val split with this config$"):
+        evaluate_saved_model(tmp_path / "run" / "model.npz", "val")
+    with pytest.raises(ConfigError, match="other.yaml: no run config beside the model; pass --config$"):
+        evaluate_saved_model(tmp_path / "run" / "model.npz", config_path=tmp_path / "other.yaml")
+    saved_run(tmp_path / "sine", "configs/sine.yaml")
+    with pytest.raises(DataError) as e:
+        evaluate_saved_model(tmp_path / "sine" / "model.npz")
+    assert str(e.value) == f"mlp-eval reports classification results; {tmp_path / 'sine' / 'config.yaml'} trains with mse"
+
+
+@pytest.mark.parametrize("inputs, outputs, message", [
+    (5, 2, "m.npz takes 5 features, xor has 2"),
+    (2, 3, "m.npz has 3 outputs, xor with softmax_cross_entropy needs 2"),
+])
+def test_a_saved_model_must_take_the_features_and_give_the_outputs_the_data_and_loss_need(inputs, outputs, message):
+    exp = prepare(load_config("configs/xor.yaml"))
+    check_saved_model(exp.model, "m.npz", exp)
+    model = build_model([{"type": "linear"}], inputs, outputs, np.random.default_rng(0))
+    with pytest.raises(DataError) as e:
+        check_saved_model(model, "m.npz", exp)
+    assert str(e.value) == message

@@ -260,3 +260,9 @@ def test_a_stricter_tolerance_never_lets_a_broken_layer_pass():
     for tol in (1e-7, 1e-12, 1e-16):
         report = check_layer(layer, x, tol=tol)
         assert report.row("W").verdict == "FAIL" and not report.passed, tol
+
+
+def test_the_checkers_python_api_imports_from_the_package_as_the_readme_shows():
+    from mlp_manual import gradcheck
+
+    assert (gradcheck.check_layer, gradcheck.check_loss, gradcheck.check_model) == (check_layer, check_loss, check_model)

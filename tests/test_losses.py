@@ -1,18 +1,24 @@
 """Float64 finite-difference and closed-form checks of every loss."""
 
+import math
+
 import numpy as np
 import pytest
 
+from mlp_manual.errors import DataError
 from mlp_manual.gradcheck.numgrad import numerical_gradient, relative_error
-from mlp_manual.losses import LOSSES, bce_with_logits, mse, softmax_cross_entropy
+from mlp_manual.layers.activations import sigmoid
+from mlp_manual.losses import (
+    BINARY,
+    CLASS_INDEX,
+    LOSSES,
+    REAL,
+    bce_with_logits,
+    mse,
+    softmax_cross_entropy,
+)
 
-
-def targets_for(name, rng, n, k):
-    if name == "softmax_cross_entropy":
-        return rng.integers(0, k, size=n)
-    if name == "bce_with_logits":
-        return rng.integers(0, 2, size=(n, 1)).astype(np.float64)
-    return rng.normal(size=(n, k))
+CE, BCE, MSE = LOSSES["softmax_cross_entropy"], LOSSES["bce_with_logits"], LOSSES["mse"]
 
 
 @pytest.mark.parametrize("name", list(LOSSES))
@@ -20,7 +26,7 @@ def targets_for(name, rng, n, k):
 def test_loss_gradient_matches_finite_differences(name, n, rng):
     k = 1 if name == "bce_with_logits" else 4
     logits = rng.normal(size=(n, k)) * 3
-    y = targets_for(name, rng, n, k)
+    y = LOSSES[name].random_targets(rng, n, k)
     fn = LOSSES[name].fn
     _, dlogits = fn(logits, y)
     numeric = numerical_gradient(lambda: fn(logits, y)[0], logits)
@@ -56,3 +62,94 @@ def test_losses_are_finite_for_huge_logits(dtype):
         assert np.isclose(loss, 2e4) and np.all(np.isfinite(d)) and d.dtype == dtype
         loss, d = bce_with_logits(z[:, :1], np.array([[0.0], [1.0]], dtype=dtype))
         assert np.isclose(loss, 1e4, rtol=1e-6) and np.all(np.isfinite(d)) and d.dtype == dtype
+
+
+def test_bce_gradient_is_the_layers_sigmoid_minus_y_over_nk_bit_for_bit(rng):
+    for dtype in (np.float32, np.float64):
+        z = (rng.normal(size=(6, 3)) * 20).astype(dtype)  # (N, K), saturated entries included
+        y = rng.integers(0, 2, size=(6, 3)).astype(dtype)
+        _, d = bce_with_logits(z, y)
+        assert d.dtype == dtype and np.array_equal(d, (sigmoid(z) - y) / dtype(18))
+
+
+# --- the rules on the spec ---------------------------------------------------------------------
+
+
+def test_each_spec_is_registered_under_its_name_with_its_function_and_target_kind():
+    assert {name: (spec.name, spec.fn, spec.target) for name, spec in LOSSES.items()} == {
+        "softmax_cross_entropy": ("softmax_cross_entropy", softmax_cross_entropy, CLASS_INDEX),
+        "bce_with_logits": ("bce_with_logits", bce_with_logits, BINARY),
+        "mse": ("mse", mse, REAL)}
+    assert [CE.classification, BCE.classification, MSE.classification] == [True, True, False]
+
+
+def test_output_width_is_one_unit_per_class_one_logit_or_one_per_target_column():
+    assert CE.output_width(10, 1) == 10
+    assert BCE.output_width(2, 1) == 1
+    assert MSE.output_width(None, 3) == 3 and MSE.output_width(2, 1) == 1
+
+
+def test_targets_are_int64_labels_for_class_indices_and_float_columns_otherwise():
+    y = np.array([0, 1, 1])
+    assert CE.targets(y, np.float32).dtype == np.int64 and CE.targets(y, np.float32).shape == (3,)
+    for spec in (BCE, MSE):
+        t = spec.targets(y, np.float32)
+        assert t.dtype == np.float32 and t.tolist() == [[0.0], [1.0], [1.0]]
+    assert MSE.targets(np.ones((3, 2)), np.float64).shape == (3, 2)
+
+
+def test_predictions_are_the_argmax_or_the_sign_of_the_logit():
+    out = np.array([[0.1, 2.0, -1.0], [3.0, 0.0, 0.5]])
+    assert CE.predict(out).tolist() == [1, 0]
+    assert BCE.predict(np.array([[-0.5], [0.0], [1e-9]])).tolist() == [0, 0, 1]
+    with pytest.raises(ValueError, match="mse targets are real values, not classes"):
+        MSE.predict(out)
+
+
+@pytest.mark.parametrize("c", [2, 3, 10])
+def test_the_untrained_loss_of_cross_entropy_is_ln_c_the_loss_of_equal_logits(c):
+    expected, formula = CE.untrained_loss(c)
+    assert expected == math.log(c) and formula == f"ln({c})"
+    loss, _ = softmax_cross_entropy(np.full((5, c), 0.3), np.arange(5) % c)
+    assert np.isclose(loss, expected, rtol=1e-15)
+    assert BCE.untrained_loss is None and MSE.untrained_loss is None
+
+
+def test_random_targets_are_valid_and_drawn_from_the_generator():
+    labels = CE.random_targets(np.random.default_rng(0), 500, 4)
+    assert labels.shape == (500,) and set(labels.tolist()) == {0, 1, 2, 3}
+    bits = BCE.random_targets(np.random.default_rng(0), 50, 3)
+    assert bits.shape == (50, 3) and bits.dtype == np.float64 and set(bits.ravel().tolist()) == {0.0, 1.0}
+    reals = MSE.random_targets(np.random.default_rng(0), 50, 3)
+    assert reals.shape == (50, 3) and len(np.unique(reals)) == 150
+    again = MSE.random_targets(np.random.default_rng(0), 50, 3)
+    assert np.array_equal(reals, again)
+
+
+@pytest.mark.parametrize("spec, args", [
+    (CE, ("blobs", 3, 1)), (CE, ("blobs", 3, 1, 3)), (BCE, ("moons", 2, 1, 1)), (MSE, ("sine", None, 2, 2)),
+    (MSE, ("moons", 2, 1, 1)),
+])
+def test_check_fit_accepts_data_and_models_that_fit(spec, args):
+    spec.check_fit(*args)
+
+
+@pytest.mark.parametrize("spec, args, kwargs, message", [
+    (CE, ("sine", None, 1), {}, "softmax_cross_entropy needs class labels, but sine is a regression dataset; use mse"),
+    (BCE, ("sine", None, 1, 1), {}, "bce_with_logits needs class labels, but sine is a regression dataset; use mse"),
+    (BCE, ("blobs", 3, 1), {}, "bce_with_logits needs 2 classes, blobs has 3; use softmax_cross_entropy"),
+    (CE, ("moons", 2, 1, 1), {},
+     "softmax_cross_entropy needs at least 2 output units, the model has 1; use bce_with_logits for a single output"),
+    (BCE, ("moons", 2, 1, 2), {},
+     "bce_with_logits needs exactly 1 output unit, the model has 2; use softmax_cross_entropy for several classes"),
+    (CE, ("blobs", 3, 1, 4), {}, "the model has 4 outputs but blobs has 3 classes"),
+    (MSE, ("moons", 2, 1, 3), {}, "the model has 3 outputs but moons has 1 target column"),
+    (MSE, ("sine", None, 2, 1), {}, "the model has 1 outputs but sine has 2 target columns"),
+    (CE, ("csv", 3, 1, 2), {"model": "run/model.npz"}, "run/model.npz has 2 outputs, csv with softmax_cross_entropy needs 3"),
+    (CE, ("csv", 3, 1, 1), {"model": "m.npz"}, "m.npz has 1 outputs, csv with softmax_cross_entropy needs 3"),
+    (MSE, ("sine", None, 2, 1), {"model": "m.npz"}, "m.npz has 1 outputs, sine with mse needs 2"),
+])
+def test_check_fit_names_what_does_not_fit(spec, args, kwargs, message):
+    with pytest.raises(DataError) as e:
+        spec.check_fit(*args, **kwargs)
+    assert str(e.value) == message

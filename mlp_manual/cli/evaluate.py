@@ -4,11 +4,8 @@ from pathlib import Path
 
 import click
 
-from ..config import load_config
-from ..errors import ConfigError, DataError
-from ..runs.model_file import load_model
-from ..training.evaluation import class_table, evaluate_classes
-from ..training.experiment import prepare
+from ..runs.evaluate import evaluate_saved_model
+from ..training.evaluation import class_table
 from .common import user_errors
 
 
@@ -35,38 +32,17 @@ def main(model_path, dataset, split, config_path, data_dir, out):
       mlp-eval --model runs/mnist/model.npz --data mnist
       mlp-eval --model runs/digits/model.npz --split val --out reports/
     """
+    ev = evaluate_saved_model(model_path, split, config_path=config_path, dataset=dataset, data_dir=data_dir)
+    r, n = ev.result, len(ev.result.y_true)
+    click.echo(f"{ev.dataset} {split}: {n} samples, loss {r.loss:.4f}, "
+               f"accuracy {r.accuracy:.4f} ({int(r.confusion.trace())}/{n})")
+    click.echo(class_table(r.confusion, ev.class_names))
     from ..plots.classes import plot_confusion
 
-    model_path = Path(model_path)
-    config_path = Path(config_path) if config_path else model_path.with_name("config.yaml")
-    if not config_path.is_file():
-        raise ConfigError(f"{config_path}: no run config beside the model; pass --config")
-    overrides = [f"data.name={dataset}"] if dataset else []
-    if data_dir:
-        overrides.append(f"data.data_dir={data_dir}")
-    cfg = load_config(config_path, overrides)
-    exp = prepare(cfg)
-    if not exp.loss.classification:
-        raise DataError(f"mlp-eval reports classification results; {config_path} trains with {cfg.loss}")
-    model = load_model(model_path)
-    d = exp.data
-    X, y = getattr(d, f"X_{split}"), getattr(d, f"y_{split}")
-    if X is None:
-        raise DataError(f"{cfg.data.name} has no {split} split with this config")
-    if model.input_width() not in (None, d.n_features):
-        raise DataError(f"{model_path} takes {model.input_width()} features, {cfg.data.name} has {d.n_features}")
-    outputs, needed = model.output_width(d.n_features), exp.loss.output_width(d.n_classes, d.target_width)
-    if outputs != needed:
-        raise DataError(f"{model_path} has {outputs} outputs, {cfg.data.name} with {cfg.loss} needs {needed}")
-    result = evaluate_classes(model.astype(X.dtype), exp.loss, X, y, d.n_classes)
-    names = d.class_names or [str(c) for c in range(d.n_classes)]
-    click.echo(f"{cfg.data.name} {split}: {len(X)} samples, loss {result.loss:.4f}, "
-               f"accuracy {result.accuracy:.4f} ({int(result.confusion.trace())}/{len(X)})")
-    click.echo(class_table(result.confusion, names))
-    folder = Path(out) if out else model_path.parent
+    folder = Path(out) if out else Path(model_path).parent
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / ("confusion.png" if split == "test" else f"confusion_{split}.png")  # keep the run's test plot
-    plot_confusion(result.confusion, names, path, f"{cfg.data.name} {split}: accuracy {100 * result.accuracy:.2f}%")
+    plot_confusion(r.confusion, ev.class_names, path, f"{ev.dataset} {split}: accuracy {100 * r.accuracy:.2f}%")
     click.echo(f"wrote {path}")
 
 

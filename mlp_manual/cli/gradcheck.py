@@ -1,27 +1,16 @@
 """mlp-gradcheck: check hand-written gradients against float64 finite differences."""
 
-import importlib
 import json
-import os
-import sys
 
 import click
-import numpy as np
 
 from ..errors import GradcheckError
-from ..gradcheck.check import (
-    check_layer,
-    check_model,
-    describe,
-    modes_to_check,
-    require_layer,
-)
-from ..gradcheck.report import SuiteReport, format_reports
+from ..gradcheck.report import format_reports
 from ..gradcheck.suites import check_builtins
+from ..gradcheck.user import check_config, check_user_layer, split_spec
 from .common import user_errors
 
 DEFAULT_MAX_ELEMENTS = 1000
-CONFIG_BATCH = 32  # at most this many training rows for --config
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -78,7 +67,8 @@ def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_el
     if config_path:
         suite = check_config(config_path, overrides, **settings)
     elif layer_spec:
-        suite = check_user_layer(layer_spec, parse_shape(input_shape), **settings)
+        shape = parse_shape(input_shape)
+        suite = check_user_layer(parse_layer_spec(layer_spec), shape, source=f"--layer {layer_spec}", **settings)
     else:
         suite = check_builtins(**settings)
     if as_json:
@@ -103,70 +93,13 @@ def parse_shape(text: str) -> tuple[int, ...]:
     return shape
 
 
-def load_layer(spec: str):
-    """Import ``module:attr`` from the current directory and make a layer of it: a class is
-    constructed without arguments, a function called without arguments, an object used as is."""
-    module_name, _, attr = spec.partition(":")
-    if not module_name or not attr:
-        raise click.BadParameter(f"{spec!r}: expected MODULE:ATTR, e.g. my_layers:make_layer",
-                                 param_hint="--layer")
-    cwd = os.getcwd()
-    added = cwd not in sys.path
-    if added:
-        sys.path.insert(0, cwd)
+def parse_layer_spec(text: str) -> str:
+    """``module:attr``, checked here so that a malformed one is a usage error."""
     try:
-        module = importlib.import_module(module_name)
-    except Exception as e:
-        raise GradcheckError(f"--layer {spec}: cannot import {module_name!r}: "
-                             f"{type(e).__name__}: {_first_line(e)}") from e
-    finally:
-        if added:
-            sys.path.remove(cwd)
-    if not hasattr(module, attr):
-        raise GradcheckError(f"--layer {spec}: module {module_name!r} has no attribute {attr!r}")
-    obj = getattr(module, attr)
-    if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "forward")):
-        try:
-            obj = obj()
-        except Exception as e:
-            raise GradcheckError(f"--layer {spec}: {attr}() raised {type(e).__name__}: {_first_line(e)} "
-                                 "(it must be callable without arguments)") from e
-    require_layer(obj, f"--layer {spec} gave {describe(obj)}, which")
-    return obj
-
-
-def check_user_layer(spec: str, shape: tuple[int, ...], **settings) -> SuiteReport:
-    """Check a user's layer on a standard-normal input of ``shape``, in each mode that differs."""
-    layer = load_layer(spec)
-    x = np.random.default_rng(settings["seed"]).normal(size=shape)  # (N, D)
-    reports = [check_layer(layer, x, mode=mode, label=f"{spec} x{shape}" + (f" {mode}" if mode else ""), **settings)
-               for mode in modes_to_check(layer, x)]
-    notes = [f"input drawn from a standard normal (seed {settings['seed']}); entries whose perturbation "
-             "crosses a kink are reported as KINK when the gradient is a valid subgradient there"]
-    return SuiteReport(reports, notes)
-
-
-def check_config(path: str, overrides=(), **settings) -> SuiteReport:
-    """Check the model a config builds, through its loss, on a seeded batch of its training data."""
-    from ..config import load_config
-    from ..training.experiment import prepare
-
-    cfg = load_config(path, list(overrides))
-    exp = prepare(cfg)
-    X, y = exp.data.X_train, exp.data.y_train
-    n = min(len(X), max(cfg.training.batch_size, 2), CONFIG_BATCH)
-    rows = np.sort(np.random.default_rng(settings["seed"]).choice(len(X), n, replace=False))
-    reports = [check_model(exp.model, exp.loss, X[rows], y[rows], mode=mode,
-                           label=f"{cfg.name} ({cfg.loss}) X({n}, {X.shape[1]})" + (f" {mode}" if mode else ""),
-                           **settings)
-               for mode in modes_to_check(exp.model, X[rows])]
-    notes = [f"{n} training rows drawn with seed {settings['seed']}; the model is checked in float64"]
-    return SuiteReport(reports, notes)
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e)
-    return text.splitlines()[0] if text else ""
+        split_spec(text)
+    except GradcheckError as e:
+        raise click.BadParameter(str(e), param_hint="--layer") from None
+    return text
 
 
 if __name__ == "__main__":

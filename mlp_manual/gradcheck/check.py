@@ -286,8 +286,13 @@ def _call(obj, method, *args):
     except MLPManualError:
         raise
     except Exception as e:
-        first = str(e).splitlines()[0] if str(e) else ""
-        raise GradcheckError(f"{describe(obj)}.{method} raised {type(e).__name__}: {first}") from e
+        raise GradcheckError(f"{describe(obj)}.{method} raised {what_was_raised(e)}") from e
+
+
+def what_was_raised(e: BaseException) -> str:
+    """``TypeError: <first line of the message>``, for a one-line error about a user's code."""
+    text = str(e)
+    return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
 
 
 def _loss_call(fn, logits, targets):
@@ -296,7 +301,7 @@ def _loss_call(fn, logits, targets):
     except MLPManualError:
         raise
     except Exception as e:
-        raise GradcheckError(f"the loss raised {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from e
+        raise GradcheckError(f"the loss raised {what_was_raised(e)}") from e
     if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], np.ndarray)):
         raise GradcheckError("a loss must return (loss, dlogits) with dlogits a numpy array")
     loss, dlogits = result

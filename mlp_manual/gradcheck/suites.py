@@ -56,15 +56,6 @@ def away_from_kinks(x: np.ndarray) -> np.ndarray:
     return np.where(np.abs(x) < KINK_MARGIN, np.where(x < 0, -1.0, 1.0) * KINK_MARGIN + x, x)
 
 
-def loss_targets(name: str, rng: np.random.Generator, n: int, k: int) -> np.ndarray:
-    """Targets as loss ``name`` takes them: labels (N,) for softmax CE, 0/1 or reals (N, K) otherwise."""
-    if name == "softmax_cross_entropy":
-        return rng.integers(0, k, size=n)
-    if name == "bce_with_logits":
-        return rng.integers(0, 2, size=(n, k)).astype(np.float64)
-    return rng.normal(size=(n, k))
-
-
 def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -> SuiteReport:
     """Check every layer in LAYER_TYPES and every loss in LOSSES.
 
@@ -87,7 +78,7 @@ def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -
     for name, shapes in (loss_shapes or LOSS_SHAPES).items():
         for n, k in shapes:
             logits = rng.normal(size=(n, k)) * LOGIT_SCALE  # (N, K)
-            reports.append(check_loss(LOSSES[name], logits, loss_targets(name, rng, n, k),
+            reports.append(check_loss(LOSSES[name], logits, LOSSES[name].random_targets(rng, n, k),
                                       label=f"{name} logits({n}, {k})", **settings))
     return SuiteReport(reports, list(NOTES))
 

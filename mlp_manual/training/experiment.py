@@ -11,7 +11,7 @@ import numpy as np
 
 from ..config import Config
 from ..datasets import Dataset, load_dataset
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError
 from ..losses import LOSSES, LossSpec
 from ..model import Model, build_model
 
@@ -31,11 +31,7 @@ def prepare(cfg: Config) -> Experiment:
     data_seed, init_seed, train_seed = np.random.SeedSequence(cfg.seed).spawn(3)
     data = load_dataset(cfg.data, np.random.default_rng(data_seed), dtype)
     loss = LOSSES[cfg.loss]
-    if loss.classification and not data.classification:
-        raise DataError(f"{cfg.loss} needs class labels, but {cfg.data.name} is a regression dataset; use mse")
-    if cfg.loss == "bce_with_logits" and data.n_classes != 2:
-        raise DataError(f"bce_with_logits needs 2 classes, {cfg.data.name} has {data.n_classes}; "
-                        "use softmax_cross_entropy")
+    loss.check_fit(cfg.data.name, data.n_classes, data.target_width)
     if cfg.training.batch_size > len(data.X_train):
         raise ConfigError(f"training.batch_size {cfg.training.batch_size} is larger than the "
                           f"{len(data.X_train)} training samples")
@@ -48,13 +44,7 @@ def prepare(cfg: Config) -> Experiment:
     out_width = loss.output_width(data.n_classes, data.target_width)
     model = build_model(list(cfg.model.layers), data.n_features, out_width,
                         np.random.default_rng(init_seed), dtype, cfg.model.init)
-    width = model.output_width(data.n_features)
-    loss.check_output(width)
-    if not loss.classification and width != data.target_width:
-        raise DataError(f"the model has {width} outputs but {cfg.data.name} has {data.target_width} "
-                        f"target column{'s' if data.target_width != 1 else ''}")
-    if loss.classification and cfg.loss == "softmax_cross_entropy" and width != data.n_classes:
-        raise DataError(f"the model has {width} outputs but {cfg.data.name} has {data.n_classes} classes")
+    loss.check_fit(cfg.data.name, data.n_classes, data.target_width, model.output_width(data.n_features))
     targets = {f"y_{p}": None if getattr(data, f"y_{p}") is None else loss.targets(getattr(data, f"y_{p}"), dtype)
                for p in ("train", "val", "test")}
     return Experiment(cfg, replace(data, **targets), model, loss, np.random.default_rng(train_seed))

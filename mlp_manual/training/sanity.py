@@ -14,16 +14,17 @@ from .trainer import Trainer, batch_bounds, evaluate
 
 
 def initial_loss_warning(exp: Experiment, rows: int = 1024) -> str | None:
-    """With softmax cross-entropy, a fresh model should score about ln(C) (uniform guesses).
+    """A fresh model should score about the loss of uniform guesses, ln(C) for softmax
+    cross-entropy (``LossSpec.untrained_loss``; losses without one are not checked).
     Returns a warning when the loss on the first ``rows`` training rows is off by more than
-    max(1, ln(C)) nats: a scale that ordinary inits stay inside and unscaled data does not."""
-    if exp.cfg.loss != "softmax_cross_entropy":
+    max(1, expected) nats: a scale that ordinary inits stay inside and unscaled data does not."""
+    if exp.loss.untrained_loss is None:
         return None
     d = exp.data
     loss = evaluate(exp.model, exp.loss, d.X_train[:rows], d.y_train[:rows])["loss"]
-    expected = math.log(d.n_classes)
+    expected, formula = exp.loss.untrained_loss(d.n_classes)
     if abs(loss - expected) > max(1.0, expected):
-        return (f"WARNING initial loss {loss:.3f} is far from ln({d.n_classes}) = {expected:.3f}, the loss of "
+        return (f"WARNING initial loss {loss:.3f} is far from {formula} = {expected:.3f}, the loss of "
                 "uniform guesses: check the data scaling (data.preprocess), the init, and the labels")
     return None
 

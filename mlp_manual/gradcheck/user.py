@@ -1,0 +1,93 @@
+"""Gradient checks of what a user brings: a layer of their own, imported as ``module:attr`` from
+the current directory, or the whole model a config builds, checked through its loss on a batch
+of its training data.
+
+N = batch size, D = input features.
+"""
+
+import importlib
+import os
+import sys
+
+import numpy as np
+
+from ..config import load_config
+from ..errors import GradcheckError
+from ..training.experiment import prepare
+from .check import (
+    check_layer,
+    check_model,
+    describe,
+    modes_to_check,
+    require_layer,
+    what_was_raised,
+)
+from .report import SuiteReport
+
+CONFIG_BATCH = 32  # at most this many training rows for a config's model
+
+
+def split_spec(spec: str) -> tuple[str, str]:
+    """``my_layers:Swish`` -> ("my_layers", "Swish"); GradcheckError for anything else."""
+    module_name, _, attr = spec.partition(":")
+    if not module_name or not attr:
+        raise GradcheckError(f"{spec!r}: expected MODULE:ATTR, e.g. my_layers:make_layer")
+    return module_name, attr
+
+
+def load_layer(spec: str, source: str | None = None):
+    """Import ``module:attr`` from the current directory and make a layer of it: a class is
+    constructed without arguments, a function called without arguments, an object used as is.
+    ``source`` is how error messages name the spec (default: the spec itself)."""
+    module_name, attr = split_spec(spec)
+    source = source or spec
+    cwd = os.getcwd()
+    added = cwd not in sys.path
+    if added:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:
+        raise GradcheckError(f"{source}: cannot import {module_name!r}: {what_was_raised(e)}") from e
+    finally:
+        if added:
+            sys.path.remove(cwd)
+    if not hasattr(module, attr):
+        raise GradcheckError(f"{source}: module {module_name!r} has no attribute {attr!r}")
+    obj = getattr(module, attr)
+    if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "forward")):
+        try:
+            obj = obj()
+        except Exception as e:
+            raise GradcheckError(f"{source}: {attr}() raised {what_was_raised(e)} "
+                                 "(it must be callable without arguments)") from e
+    require_layer(obj, f"{source} gave {describe(obj)}, which")
+    return obj
+
+
+def check_user_layer(spec: str, shape: tuple[int, ...], *, source: str | None = None, **settings) -> SuiteReport:
+    """Check the layer ``load_layer(spec, source)`` makes on a standard-normal input of ``shape``
+    (N, D), in each mode where it computes differently; settings as for ``check_layer``."""
+    layer = load_layer(spec, source)
+    x = np.random.default_rng(settings["seed"]).normal(size=shape)  # (N, D)
+    reports = [check_layer(layer, x, mode=mode, label=f"{spec} x{shape}" + (f" {mode}" if mode else ""), **settings)
+               for mode in modes_to_check(layer, x)]
+    notes = [(f"input drawn from a standard normal (seed {settings['seed']}); entries whose perturbation "
+              "crosses a kink are reported as KINK when the gradient is a valid subgradient there")]
+    return SuiteReport(reports, notes)
+
+
+def check_config(path, overrides=(), **settings) -> SuiteReport:
+    """Check the model the config at ``path`` (with ``--set`` style ``overrides``) builds, through
+    its loss, on at most CONFIG_BATCH training rows drawn with ``settings["seed"]``."""
+    cfg = load_config(path, list(overrides))
+    exp = prepare(cfg)
+    X, y = exp.data.X_train, exp.data.y_train
+    n = min(len(X), max(cfg.training.batch_size, 2), CONFIG_BATCH)
+    rows = np.sort(np.random.default_rng(settings["seed"]).choice(len(X), n, replace=False))
+    reports = [check_model(exp.model, exp.loss, X[rows], y[rows], mode=mode,
+                           label=f"{cfg.name} ({cfg.loss}) X({n}, {X.shape[1]})" + (f" {mode}" if mode else ""),
+                           **settings)
+               for mode in modes_to_check(exp.model, X[rows])]
+    notes = [f"{n} training rows drawn with seed {settings['seed']}; the model is checked in float64"]
+    return SuiteReport(reports, notes)
