@@ -1,0 +1,61 @@
+"""A saved model evaluated on a split of its run's data. The data is loaded and preprocessed from
+the run's config exactly as in training (same seed, so the held-out split is the same), the
+model is checked against the data and the loss, then its loss, predictions and confusion matrix
+are computed.
+
+D = features, C = classes.
+"""
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import load_config
+from ..errors import ConfigError, DataError
+from ..model import Model
+from ..training.evaluation import Evaluation, evaluate_classes
+from ..training.experiment import Experiment, prepare
+from .model_file import load_model
+
+
+@dataclass(frozen=True)
+class SplitEvaluation:
+    dataset: str  # the config's data.name
+    split: str  # "train", "val" or "test"
+    class_names: list[str]  # (C,)
+    result: Evaluation
+
+
+def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, dataset: str | None = None,
+                         data_dir: str | None = None) -> SplitEvaluation:
+    """Evaluate the model file at ``model_path`` on ``split`` of the data its run's config
+    describes. ``config_path`` defaults to config.yaml beside the model; ``dataset`` and
+    ``data_dir`` override the config's data.name and data.data_dir."""
+    model_path = Path(model_path)
+    config_path = Path(config_path) if config_path else model_path.with_name("config.yaml")
+    if not config_path.is_file():
+        raise ConfigError(f"{config_path}: no run config beside the model; pass --config")
+    overrides = [f"data.name={dataset}"] if dataset else []
+    if data_dir:
+        overrides.append(f"data.data_dir={data_dir}")
+    cfg = load_config(config_path, overrides)
+    exp = prepare(cfg)
+    if not exp.loss.classification:
+        raise DataError(f"mlp-eval reports classification results; {config_path} trains with {cfg.loss}")
+    model = load_model(model_path)
+    d = exp.data
+    X, y = getattr(d, f"X_{split}"), getattr(d, f"y_{split}")  # (N, D), targets as the loss wants them
+    if X is None:
+        raise DataError(f"{cfg.data.name} has no {split} split with this config")
+    check_saved_model(model, str(model_path), exp)
+    result = evaluate_classes(model.astype(X.dtype), exp.loss, X, y, d.n_classes)
+    names = list(d.class_names or [str(c) for c in range(d.n_classes)])
+    return SplitEvaluation(cfg.data.name, split, names, result)
+
+
+def check_saved_model(model: Model, name: str, exp: Experiment) -> None:
+    """Raise DataError unless the saved ``model`` (called ``name`` in messages) takes the
+    experiment's features and has the output units its data and loss need."""
+    d, data = exp.data, exp.cfg.data.name
+    if model.input_width() not in (None, d.n_features):
+        raise DataError(f"{name} takes {model.input_width()} features, {data} has {d.n_features}")
+    exp.loss.check_fit(data, d.n_classes, d.target_width, model.output_width(d.n_features), model=name)
