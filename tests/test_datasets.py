@@ -101,3 +101,13 @@ def test_csv_with_given_validation_and_test_files(tmp_path):
     (tmp_path / "val.csv").write_text("x,y,label\n1,1,c\n")
     with pytest.raises(DataError, match=r"val.csv: class labels \['c'\] do not occur in"):
         load_dataset(cfg, np.random.default_rng(0))
+
+
+def test_a_spreadsheet_byte_order_mark_is_not_part_of_the_first_column(tmp_path):
+    path = tmp_path / "excel.csv"
+    path.write_bytes("\ufeffsepal,petal,species\n1,2,a\n3,4,b\n".encode("utf-8"))
+    X, y, classes = read_csv(path, target="species")
+    assert X.shape == (2, 2) and classes == ["a", "b"]
+    path.write_bytes("\ufeffsepal,petal\n1,2\n3,4\n".encode("utf-8"))
+    X, y, _ = read_csv(path, target="sepal", task="regression")
+    assert y[:, 0].tolist() == [1.0, 3.0] and X[:, 0].tolist() == [2.0, 4.0]

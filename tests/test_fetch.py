@@ -187,14 +187,33 @@ def test_a_damaged_existing_file_is_replaced(tmp_path):
     assert (folder / "train-labels-idx1-ubyte.gz").is_file()
 
 
-def test_published_md5_of_the_compressed_file_is_checked(tmp_path, monkeypatch):
-    compressed = {s: gzip.compress(d) for s, d in FILES.items()}
-    expected = {s: fetch.Expected(len(d), gz_md5=hashlib.md5(compressed[s]).hexdigest()) for s, d in FILES.items()}
-    expected["t10k-labels-idx1-ubyte"] = fetch.Expected(len(FILES["t10k-labels-idx1-ubyte"]), gz_md5="0" * 32)
+def recompressed(data: bytes) -> bytes:
+    """The same content gzipped with other settings, as a distribution or a mirror might."""
+    return gzip.compress(data, compresslevel=1, mtime=12345)
+
+
+def test_a_file_with_the_published_md5_or_the_decompressed_sha256_is_accepted(tmp_path, monkeypatch):
+    published = {s: gzip.compress(d, mtime=0) for s, d in FILES.items()}
+    expected = {s: fetch.Expected(len(d), sha256=hashlib.sha256(d).hexdigest(),
+                                  gz_md5=hashlib.md5(published[s]).hexdigest()) for s, d in FILES.items()}
     monkeypatch.setitem(fetch.EXPECTED, "fashion_mnist", expected)
-    routes = {f"/files/{s}.gz": (c, None) for s, c in compressed.items()}
+    served = {s: published[s] if i % 2 else recompressed(d) for i, (s, d) in enumerate(FILES.items())}
+    assert any(hashlib.md5(c).hexdigest() != expected[s].gz_md5 for s, c in served.items())
+    with Server({f"/files/{s}.gz": (c, None) for s, c in served.items()}) as server:
+        fetch.fetch("fashion_mnist", tmp_path, mirrors=(server.url,), timeout=TIMEOUT)
+    assert sorted(p.name for p in (tmp_path / "fashion_mnist").iterdir()) == sorted(f"{s}.gz" for s in STEMS)
+
+
+def test_a_file_matching_neither_checksum_is_refused(tmp_path, monkeypatch):
+    expected = {s: fetch.Expected(len(d), sha256=hashlib.sha256(d).hexdigest(), gz_md5="0" * 32)
+                for s, d in FILES.items()}
+    expected["t10k-labels-idx1-ubyte"] = fetch.Expected(len(FILES["t10k-labels-idx1-ubyte"]), sha256="1" * 64,
+                                                        gz_md5="0" * 32)
+    monkeypatch.setitem(fetch.EXPECTED, "fashion_mnist", expected)
+    routes = {f"/files/{s}.gz": (recompressed(d), None) for s, d in FILES.items()}
     with Server(routes) as server:
-        with pytest.raises(DataError, match=r"t10k-labels-idx1-ubyte.gz: MD5 mismatch \(expected 0{32}, got [0-9a-f]{32}\)"):
+        with pytest.raises(DataError, match=r"t10k-labels-idx1-ubyte.gz: SHA-256 mismatch of the decompressed bytes "
+                                            r"\(expected 1{64} nor the published MD5 0{32}, got [0-9a-f]{64}\)"):
             fetch.fetch("fashion_mnist", tmp_path, mirrors=(server.url,), timeout=TIMEOUT)
     assert sorted(p.name for p in (tmp_path / "fashion_mnist").iterdir()) == sorted(f"{s}.gz" for s in STEMS[:3])
 
@@ -204,7 +223,8 @@ def test_unknown_dataset():
         fetch.fetch("digits")
 
 
-def test_fashion_mnist_files_have_published_md5s():
+def test_fashion_mnist_files_have_published_md5s_and_decompressed_sha256s():
     files = fetch.EXPECTED["fashion_mnist"]
     assert set(files) == set(STEMS)
-    assert all(len(e.gz_md5) == 32 and e.sha256 is None for e in files.values())
+    assert all(len(e.gz_md5) == 32 and len(e.sha256) == 64 for e in files.values())
+    assert files["t10k-labels-idx1-ubyte"].sha256.startswith("0402a96d")

@@ -1,4 +1,6 @@
 import gzip
+import tracemalloc
+import zlib
 
 import numpy as np
 import pytest
@@ -112,3 +114,42 @@ def test_pair_reads_back(tmp_path, images):
     x, y = read_images_labels(write(tmp_path / "i.gz", idx_bytes(images), gz=True), write(tmp_path / "l", idx_bytes(labels)))
     np.testing.assert_array_equal(x, images)
     np.testing.assert_array_equal(y, labels)
+
+
+def gzip_of_zeros(path, header: bytes, zero_bytes: int):
+    """A small gzip file: ``header`` followed by ``zero_bytes`` zeros, compressed in chunks."""
+    z = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: gzip container
+    chunk = bytes(1 << 20)
+    parts = [z.compress(header)]
+    for _ in range(zero_bytes // len(chunk)):
+        parts.append(z.compress(chunk))
+    parts.append(z.flush())
+    path.write_bytes(b"".join(parts))
+    return path
+
+
+def test_a_gzip_of_zeros_is_read_only_as_far_as_its_header_announces(tmp_path):
+    # 10 images of 28x28 announced, 256 MiB of zeros behind them in a file of about 250 KiB
+    path = gzip_of_zeros(tmp_path / "bomb.gz", bytes([0, 0, 8, 3, 0, 0, 0, 10, 0, 0, 0, 28, 0, 0, 0, 28]), 256 << 20)
+    assert path.stat().st_size < 1 << 20
+    tracemalloc.start()
+    with pytest.raises(DataError, match="bomb.gz: some unexpected bytes after the IDX data of shape"):
+        read_idx(path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 8 << 20, f"peak {peak / 2**20:.1f} MiB"
+
+
+def test_a_header_announcing_more_than_the_limit_is_refused_before_reading(tmp_path):
+    path = gzip_of_zeros(tmp_path / "huge.gz", bytes([0, 0, 8, 3, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0]), 1 << 20)
+    with pytest.raises(DataError, match=r"huge.gz: the IDX header announces shape \(65536, 65536, 256\), "
+                                        r"1,099,511,627,776 bytes of data, more than this reader accepts"):
+        read_idx(path)
+
+
+@pytest.mark.parametrize("shape", [(0, 28, 28), (10, 0, 28), (0,)])
+def test_a_header_announcing_no_values_is_refused(tmp_path, shape):
+    header = bytes([0, 0, 8, len(shape)]) + b"".join(s.to_bytes(4, "big") for s in shape)
+    path = write(tmp_path / "empty", header)
+    with pytest.raises(DataError, match=rf"empty: the IDX header announces shape \({shape[0]},.*which holds no values"):
+        read_idx(path)

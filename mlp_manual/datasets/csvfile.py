@@ -9,45 +9,52 @@ from ..errors import DataError
 
 
 def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = True, delimiter: str = ",",
-             task: str = "classification", every_class: bool = True):
+             task: str = "classification", every_class: bool = True, key: str | None = None):
     """Read a numeric CSV; one column is the target.
 
     Inputs: target, a column index (negative counts from the end) or, with a header, a name;
     task, "classification" (integer labels 0..C-1, or text labels mapped to 0..C-1 in sorted
     order) or "regression" (numbers); every_class, integer labels must cover 0..max with no gap
-    (false for a validation or test file, which may lack a class).
+    (false for a validation or test file, which may lack a class); key, the config key the path
+    came from, named in every error beside the path.
     Returns: X (N, D) float64, y ((N,) int64 or (N, 1) float64), class names or None.
     """
+    name = f"{path} ({key})" if key else path
     if not isinstance(delimiter, str) or len(delimiter) != 1:
-        raise DataError(f"{path}: the delimiter must be a single character, got {delimiter!r}")
+        raise DataError(f"{name}: the delimiter must be a single character, got {delimiter!r}")
     try:
-        with open(path, newline="", encoding="utf-8") as f:
+        with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: a spreadsheet's byte-order mark
             rows = [(i + 1, r) for i, r in enumerate(csv.reader(f, delimiter=delimiter)) if r and any(c.strip() for c in r)]
     except FileNotFoundError:
-        raise DataError(f"{path}: no such data file") from None
+        raise DataError(f"{name}: no such data file") from None
     except (OSError, UnicodeDecodeError, csv.Error) as e:
-        raise DataError(f"{path}: cannot read the CSV ({e})") from None
+        raise DataError(f"{name}: cannot read the CSV ({e})") from None
+    _check_trailing_delimiter(rows, name, delimiter)
     names = None
     if header and rows:
         names = [c.strip() for c in rows[0][1]]
+        broken = next((n for n in names if "\n" in n or "\r" in n), None)
+        if broken is not None:
+            raise DataError(f"{name}: header cell {broken[:40]!r} holds a line break (a quoted cell spanning "
+                            "lines); put each column name on the first line")
         rows = rows[1:]
     if not rows:
-        raise DataError(f"{path}: no data rows")
+        raise DataError(f"{name}: no data rows")
     width = len(names) if names else len(rows[0][1])
     for line, r in rows:
         if len(r) != width:
-            raise DataError(f"{path}: line {line} has {len(r)} columns, expected {width}")
+            raise DataError(f"{name}: line {line} has {len(r)} columns, expected {width}")
     if width < 2:
-        raise DataError(f"{path}: needs at least 2 columns (features and a target), found {width}")
+        raise DataError(f"{name}: needs at least 2 columns (features and a target), found {width}")
     if isinstance(target, str):
         if names is None:
-            raise DataError(f"{path}: target {target!r} is a column name, but header is false")
+            raise DataError(f"{name}: target {target!r} is a column name, but header is false")
         if target not in names:
-            raise DataError(f"{path}: no column named {target!r}; columns: {', '.join(names)}")
+            raise DataError(f"{name}: no column named {target!r}; columns: {', '.join(names)}")
         t = names.index(target)
     else:
         if not -width <= target < width:
-            raise DataError(f"{path}: target column {target} is out of range for {width} columns")
+            raise DataError(f"{name}: target column {target} is out of range for {width} columns")
         t = target % width
     X = np.empty((len(rows), width - 1))
     for i, (line, r) in enumerate(rows):
@@ -56,9 +63,9 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
                 X[i, j] = float(cell)
             except ValueError:
                 hint = " (is the first row a header? set data.header: true)" if i == 0 and not header else ""
-                raise DataError(f"{path}: line {line}, column {j + (j >= t) + 1}: {cell.strip()!r} is not a number{hint}") from None
+                raise DataError(f"{name}: line {line}, column {j + (j >= t) + 1}: {cell.strip()!r} is not a number{hint}") from None
             if not np.isfinite(X[i, j]):
-                raise DataError(f"{path}: line {line}, column {j + (j >= t) + 1}: {cell.strip()!r} is not a finite "
+                raise DataError(f"{name}: line {line}, column {j + (j >= t) + 1}: {cell.strip()!r} is not a finite "
                                 "number (NaN and infinity cannot be trained on)")
     labels = [r[t].strip() for _, r in rows]
     if task == "regression":
@@ -67,27 +74,33 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
             try:
                 y[i, 0] = float(v)
             except ValueError:
-                raise DataError(f"{path}: line {line}: target {v!r} is not a number, but data.task is "
+                raise DataError(f"{name}: line {line}: target {v!r} is not a number, but data.task is "
                                 "regression") from None
             if not np.isfinite(y[i, 0]):
-                raise DataError(f"{path}: line {line}: target {v!r} is not a finite number")
+                raise DataError(f"{name}: line {line}: target {v!r} is not a finite number")
         return X, y, None
+    single_class = DataError(f"{name}: the target column {repr(names[t]) if names else t + 1} holds a single "
+                             f"class ({labels[0]!r}); classification needs at least 2 classes")
     try:
         numeric = np.array([float(v) for v in labels])
     except ValueError:
         classes = sorted(set(labels))
+        if every_class and len(classes) < 2:
+            raise single_class from None
         return X, np.array([classes.index(v) for v in labels], dtype=np.int64), classes
     bad = np.flatnonzero((numeric != np.round(numeric)) | (numeric < 0) | ~np.isfinite(numeric))
     if bad.size:
         line = rows[bad[0]][0]
-        raise DataError(f"{path}: line {line}: class label {labels[bad[0]]!r} is not an integer >= 0 "
+        raise DataError(f"{name}: line {line}: class label {labels[bad[0]]!r} is not an integer >= 0 "
                         "(use data.task: regression for numeric targets)")
     present = np.unique(numeric)  # sorted
+    if every_class and len(present) < 2:
+        raise single_class
     if every_class and len(present) < present[-1] + 1:
         found = set(present.tolist())
         missing = next(c for c in range(len(present) + 1) if c not in found)
         top = int(numeric.argmax())
-        raise DataError(f"{path}: integer class labels must run 0..C-1 with no gaps, but no row has label "
+        raise DataError(f"{name}: integer class labels must run 0..C-1 with no gaps, but no row has label "
                         f"{missing} (labels found: {_label_list(present)}; the largest, {labels[top]!r}, is on "
                         f"line {rows[top][0]})")
     return X, numeric.astype(np.int64), None
@@ -96,3 +109,10 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
 def _label_list(present: np.ndarray) -> str:
     shown = ", ".join(f"{v:g}" for v in present[:5])
     return shown + (f", ..., {present[-1]:g}" if len(present) > 5 else "")
+
+
+def _check_trailing_delimiter(rows: list, name, delimiter: str) -> None:
+    """A file whose every line ends with the delimiter has an empty last column: say so."""
+    if len(rows) > 1 and all(len(r) > 1 and r[-1].strip() == "" for _, r in rows):
+        raise DataError(f"{name}: every line ends with a trailing {delimiter!r}, which makes an empty last "
+                        "column; remove the trailing delimiters")

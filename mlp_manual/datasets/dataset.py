@@ -25,6 +25,7 @@ class Dataset:
     n_classes: int | None = None  # None for regression
     class_names: tuple[str, ...] | None = None
     image_shape: tuple[int, ...] | None = None  # e.g. (28, 28), for plots of inputs
+    source: str | None = None  # the file and config key the data came from, named in errors
 
     @property
     def classification(self) -> bool:

@@ -26,12 +26,13 @@ def _generated(fn, **keys) -> Callable[[DataConfig, np.random.Generator], Datase
 def _csv(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
     if not cfg.path:
         raise DataError("data.path is required for the csv dataset")
-    X, y, names = read_csv(cfg.path, cfg.target, cfg.header, cfg.delimiter, cfg.task)
+    X, y, names = read_csv(cfg.path, cfg.target, cfg.header, cfg.delimiter, cfg.task, key="data.path")
     parts = {}
     for part in ("val", "test"):
         path = getattr(cfg, f"{part}_path")
         if path:
-            Xp, yp, part_names = read_csv(path, cfg.target, cfg.header, cfg.delimiter, cfg.task, every_class=False)
+            Xp, yp, part_names = read_csv(path, cfg.target, cfg.header, cfg.delimiter, cfg.task, every_class=False,
+                                          key=f"data.{part}_path")
             if Xp.shape[1] != X.shape[1]:
                 raise DataError(f"{path}: has {Xp.shape[1]} feature columns, {cfg.path} has {X.shape[1]}")
             if names is not None:  # text labels: map by the training file's classes
@@ -46,9 +47,10 @@ def _csv(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
                                 f"(labels 0..{int(y.max())})")
             parts.update({f"X_{part}": Xp, f"y_{part}": yp})
     if cfg.task == "regression":
-        return Dataset(cfg.name, X, y, **parts)
+        return Dataset(cfg.name, X, y, source=f"{cfg.path} (data.path)", **parts)
     n_classes = len(names) if names else int(max([y.max(), *(parts[k].max() for k in parts if k[0] == "y")])) + 1
-    return Dataset(cfg.name, X, y, n_classes=n_classes, class_names=tuple(names) if names else None, **parts)
+    return Dataset(cfg.name, X, y, n_classes=n_classes, class_names=tuple(names) if names else None,
+                   source=f"{cfg.path} (data.path)", **parts)
 
 
 LOADERS: dict[str, Callable[[DataConfig, np.random.Generator], Dataset]] = {
@@ -77,7 +79,7 @@ def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32) ->
     for part in ("train", "val", "test"):
         X = getattr(ds, f"X_{part}")
         if X is not None:
-            check_arrays(cfg.name, X, getattr(ds, f"y_{part}"), ds.n_classes, part)
+            check_arrays(ds.source or cfg.name, X, getattr(ds, f"y_{part}"), ds.n_classes, part)
     if ds.X_test is None and cfg.test_fraction > 0:
         Xtr, ytr, Xte, yte = split(ds.X_train, ds.y_train, cfg.test_fraction, rng, ds.classification)
         ds = replace(ds, X_train=Xtr, y_train=ytr, X_test=Xte, y_test=yte)
@@ -87,8 +89,8 @@ def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32) ->
     for part in ("train", "val", "test"):
         X = getattr(ds, f"X_{part}")
         if X is not None and len(X) == 0:
-            raise DataError(f"{cfg.name}: the {part} split is empty; lower data.val_fraction / data.test_fraction "
-                            "or add data")
+            raise DataError(f"{ds.source or cfg.name}: too few rows for the requested splits: the {part} split "
+                            "is empty; lower data.val_fraction / data.test_fraction or add rows")
     ds = preprocess(ds, cfg.preprocess)
     cast = (lambda A: None if A is None else np.ascontiguousarray(A, dtype=dtype))
     return replace(ds, X_train=cast(ds.X_train), X_val=cast(ds.X_val), X_test=cast(ds.X_test))
