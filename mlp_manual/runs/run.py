@@ -19,11 +19,12 @@ from .. import files
 from .checkpoint import load_checkpoint, restore, save_checkpoint
 from ..config import Config, dump_config, load_config, with_absolute_paths
 from ..training.diagnostics import Recorder
-from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
+from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted, TrainingWarning
 from ..training.evaluation import class_labels, model_outputs
 from ..training.experiment import Experiment, prepare
 from .model_file import save_model
-from ..training.sanity import initial_loss_warning
+from .run_warnings import collect_warnings
+from ..training.sanity import check_initial_loss
 from ..training.trainer import Trainer, evaluate
 
 RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "checkpoint.npz", "loss.png",
@@ -142,7 +143,8 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
     ``out`` from its checkpoint. Returns the summary (also in summary.json).
 
     Raises TrainingDiverged (after saving the last finite weights) and TrainingInterrupted
-    (after writing the checkpoint) for the caller to report.
+    (after writing the checkpoint) for the caller to report. Emits a TrainingWarning when the
+    initial loss or (with diagnostics) a gradient or a layer looks wrong.
     """
     started = time.perf_counter()
     exp = prepare(cfg)
@@ -151,7 +153,7 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
     if not resume:  # with absolute data paths, so that resume, mlp-eval and reruns work from anywhere
         files.write_text(run_dir / "config.yaml", dump_config(with_absolute_paths(cfg)))
     d = exp.data
-    recorder = Recorder(cfg.diagnostics, echo) if cfg.diagnostics.enabled else None
+    recorder = Recorder(cfg.diagnostics) if cfg.diagnostics.enabled else None
     trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, lambda row: echo(epoch_line(cfg, row)),
                       lambda: checkpoint(), recorder)
 
@@ -174,29 +176,30 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
         echo(f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}")
     else:
         echo(exp.model.summary(d.n_features))
-        warning = initial_loss_warning(exp)
-        if warning:
-            echo(warning)
     status = "completed"
-    try:
-        with stop_on_sigint(trainer):
-            trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
-        if trainer.stopped_early:
-            status = "stopped_early"
-    except TrainingDiverged as e:
-        e.run_dir = run_dir
-        finish(exp, trainer, run_dir, "diverged", started, echo, str(e))
-        raise
-    except TrainingInterrupted as e:
-        e.run_dir = run_dir
-        finish(exp, trainer, run_dir, "interrupted", started, echo, "interrupted by the user (SIGINT)")
-        raise
-    return finish(exp, trainer, run_dir, status, started, echo)
+    with collect_warnings() as warned:
+        try:
+            if not resume:
+                check_initial_loss(exp)
+            with stop_on_sigint(trainer):
+                trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
+            if trainer.stopped_early:
+                status = "stopped_early"
+        except TrainingDiverged as e:
+            e.run_dir = run_dir
+            finish(exp, trainer, run_dir, "diverged", started, echo, warned, str(e))
+            raise
+        except TrainingInterrupted as e:
+            e.run_dir = run_dir
+            finish(exp, trainer, run_dir, "interrupted", started, echo, warned, "interrupted by the user (SIGINT)")
+            raise
+    return finish(exp, trainer, run_dir, status, started, echo, warned)
 
 
 def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, started: float, echo,
-           reason: str | None = None) -> dict:
-    """Write model.npz, metrics.csv, plots and summary.json for a run in any final state."""
+           warned: list[TrainingWarning], reason: str | None = None) -> dict:
+    """Write model.npz, metrics.csv, plots and summary.json for a run in any final state;
+    ``warned`` holds the TrainingWarnings the run raised."""
     cfg, d = exp.cfg, exp.data
     history = trainer.history.columns
     save_model(exp.model, run_dir / "model.npz", extra={"config_name": cfg.name, "n_classes": d.n_classes,
