@@ -5,7 +5,8 @@ from pathlib import Path
 import click
 
 from ..errors import ConfigError
-from ..runs.compare import read_metrics, run_labels
+from ..runs.compare import run_labels
+from ..runs.metrics import read_metrics
 from .common import user_errors
 
 

@@ -6,8 +6,6 @@ with a test split), mistakes.png (image datasets), and with diagnostics
 diagnostics.csv, grad_norms.png, update_ratio.png, activations.png.
 """
 
-import csv
-import io
 import signal
 import time
 from collections.abc import Callable
@@ -22,6 +20,7 @@ from ..training.diagnostics import Recorder
 from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted, TrainingWarning
 from ..training.evaluation import class_labels, model_outputs
 from ..training.experiment import Experiment, prepare
+from .metrics import write_metrics
 from .model_file import save_model
 from .run_warnings import collect_warnings
 from ..training.sanity import check_initial_loss
@@ -30,7 +29,6 @@ from ..training.trainer import Trainer, evaluate
 RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "checkpoint.npz", "loss.png",
              "accuracy.png", "decision_boundary.png", "diagnostics.csv", "grad_norms.png", "update_ratio.png",
              "activations.png", "lr_find.png", "confusion.png", "mistakes.png")
-METRIC_ORDER = ("epoch", "lr", "train_loss", "train_acc", "val_loss", "val_acc", "seconds")
 
 
 def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Path:
@@ -57,24 +55,6 @@ def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Path:
     except OSError as e:
         raise ConfigError(f"cannot create output folder {path}: {e.strerror}") from None
     return path
-
-
-def metrics_csv(history: dict) -> str:
-    """metrics.csv text: one row per epoch, known columns first in a fixed order. ``val_loss``
-    (and ``val_acc`` for classification) are always present, empty without a validation set."""
-    history = dict(history)
-    n = len(history.get("epoch", []))
-    history.setdefault("epoch", [])
-    history.setdefault("val_loss", [""] * n)
-    if "train_acc" in history:
-        history.setdefault("val_acc", [""] * n)
-    keys = [k for k in METRIC_ORDER if k in history] + [k for k in history if k not in METRIC_ORDER]
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(keys)
-    for i in range(n):
-        w.writerow([f"{history[k][i]:.6g}" if isinstance(history[k][i], float) else history[k][i] for k in keys])
-    return buf.getvalue()
 
 
 def write_plots(exp: Experiment, history: dict, run_dir: Path) -> None:
@@ -204,7 +184,7 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
     history = trainer.history.columns
     save_model(exp.model, run_dir / "model.npz", extra={"config_name": cfg.name, "n_classes": d.n_classes,
                                                         "loss": cfg.loss})
-    files.write_text(run_dir / "metrics.csv", metrics_csv(history))
+    write_metrics(run_dir, history)
     best = trainer.best
     summary = {
         "name": cfg.name,
