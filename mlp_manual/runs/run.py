@@ -58,19 +58,18 @@ def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Path:
 
 
 def write_plots(exp: Experiment, history: dict, run_dir: Path) -> None:
-    from ..plots import curves as plots
-
+    """loss.png, accuracy.png, decision_boundary.png and the class plots that fit the run."""
     if not history.get("epoch"):
         return
-    plots.plot_curves(history, "loss", run_dir / "loss.png", f"{exp.cfg.name}: loss")
-    if exp.loss.classification:
-        plots.plot_curves(history, "acc", run_dir / "accuracy.png", f"{exp.cfg.name}: accuracy")
-        if exp.data.n_features == 2:
-            def predict(X):
-                return exp.loss.predict(model_outputs(exp.model, X))
-            plots.plot_decision_boundary(predict, exp.data.X_train, class_labels(exp.data.y_train),
-                                         run_dir / "decision_boundary.png",
-                                         f"{exp.cfg.name}: decision boundary (training points)")
+    from ..plots import curves as plots
+
+    plots.plot_run_curves(history, run_dir, exp.cfg.name)
+    if exp.loss.classification and exp.data.n_features == 2:
+        def predict(X):
+            return exp.loss.predict(model_outputs(exp.model, X))
+        plots.plot_decision_boundary(predict, exp.data.X_train, class_labels(exp.data.y_train),
+                                     run_dir / "decision_boundary.png",
+                                     f"{exp.cfg.name}: decision boundary (training points)")
     if exp.loss.classification and exp.data.X_test is not None:
         write_class_plots(exp, run_dir)
 
