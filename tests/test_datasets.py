@@ -6,7 +6,7 @@ import pytest
 from mlp_manual.config import DataConfig
 from mlp_manual.datasets import load_dataset
 from mlp_manual.datasets.csvfile import read_csv
-from mlp_manual.datasets.dataset import check_arrays, split
+from mlp_manual.datasets.dataset import Dataset, check_arrays, split
 from mlp_manual.errors import DataError
 
 
@@ -101,3 +101,9 @@ def test_csv_with_given_validation_and_test_files(tmp_path):
     (tmp_path / "val.csv").write_text("x,y,label\n1,1,c\n")
     with pytest.raises(DataError, match=r"val.csv: class labels \['c'\] do not occur in"):
         load_dataset(cfg, np.random.default_rng(0))
+
+
+def test_classes_are_called_by_name_or_by_number():
+    X, y = np.zeros((2, 1)), np.array([0, 1])
+    assert Dataset("d", X, y, n_classes=3).class_names_or_numbers == ("0", "1", "2")
+    assert Dataset("d", X, y, n_classes=2, class_names=("cat", "dog")).class_names_or_numbers == ("cat", "dog")

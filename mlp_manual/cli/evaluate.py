@@ -59,7 +59,7 @@ def main(model_path, dataset, split, config_path, data_dir, out):
     if outputs != needed:
         raise DataError(f"{model_path} has {outputs} outputs, {cfg.data.name} with {cfg.loss} needs {needed}")
     result = evaluate_classes(model.astype(X.dtype), exp.loss, X, y, d.n_classes)
-    names = d.class_names or [str(c) for c in range(d.n_classes)]
+    names = d.class_names_or_numbers
     click.echo(f"{cfg.data.name} {split}: {len(X)} samples, loss {result.loss:.4f}, "
                f"accuracy {result.accuracy:.4f} ({int(result.confusion.trace())}/{len(X)})")
     click.echo(class_table(result.confusion, names))

@@ -81,7 +81,7 @@ def write_class_plots(exp: Experiment, run_dir: Path) -> None:
 
     d = exp.data
     result = evaluate_classes(exp.model, exp.loss, d.X_test, d.y_test, d.n_classes)
-    names = d.class_names or [str(c) for c in range(d.n_classes)]
+    names = d.class_names_or_numbers
     plots_classes.plot_confusion(result.confusion, names, run_dir / "confusion.png",
                                  f"{exp.cfg.name}: test accuracy {100 * result.accuracy:.2f}%")
     if d.image_shape is not None:
