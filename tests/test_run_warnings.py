@@ -2,6 +2,7 @@
 printed by mlp-train as the bare line on standard error (also with --quiet), and ordinary Python
 warnings for a library caller."""
 
+import inspect
 import re
 import warnings
 from collections import Counter
@@ -51,7 +52,7 @@ def recorded(monkeypatch):
     finish = run_module.finish
 
     def spy(*args, **kwargs):
-        calls.append(list(args[6]))
+        calls.append(list(inspect.signature(finish).bind(*args, **kwargs).arguments["warned"]))
         return finish(*args, **kwargs)
 
     monkeypatch.setattr(run_module, "finish", spy)
