@@ -43,3 +43,14 @@ class TrainingInterrupted(Exception):
 class GradcheckError(MLPManualError):
     """An object handed to the gradient checker cannot be checked: it is not a layer, a loss or
     a model, its methods raise, or it returns arrays of the wrong kind or shape."""
+
+
+class TrainingWarning(UserWarning):
+    """Training goes on, but something looks wrong. ``kind`` names what: ``vanishing``,
+    ``exploding`` and ``dead`` (diagnostics), ``initial_loss`` (the loss of the fresh model).
+    The message is the whole line the CLI prints, e.g. ``DEAD step 599: layer 3 (ReLU()) ...``.
+    """
+
+    def __init__(self, kind: str, message: str):
+        self.kind = kind
+        super().__init__(message)

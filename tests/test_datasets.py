@@ -6,7 +6,7 @@ import pytest
 from mlp_manual.config import DataConfig
 from mlp_manual.datasets import load_dataset
 from mlp_manual.datasets.csvfile import read_csv
-from mlp_manual.datasets.dataset import check_arrays, split
+from mlp_manual.datasets.dataset import Dataset, check_arrays, split
 from mlp_manual.errors import DataError
 
 
@@ -111,3 +111,9 @@ def test_a_spreadsheet_byte_order_mark_is_not_part_of_the_first_column(tmp_path)
     path.write_bytes("\ufeffsepal,petal\n1,2\n3,4\n".encode("utf-8"))
     X, y, _ = read_csv(path, target="sepal", task="regression")
     assert y[:, 0].tolist() == [1.0, 3.0] and X[:, 0].tolist() == [2.0, 4.0]
+
+
+def test_classes_are_called_by_name_or_by_number():
+    X, y = np.zeros((2, 1)), np.array([0, 1])
+    assert Dataset("d", X, y, n_classes=3).class_names_or_numbers == ("0", "1", "2")
+    assert Dataset("d", X, y, n_classes=2, class_names=("cat", "dog")).class_names_or_numbers == ("cat", "dog")

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ from conftest import invoke_cli
 from mlp_manual.cli.plot import main as plot_main
 from mlp_manual.cli.train import main as train_main
 from mlp_manual.config import DiagnosticsConfig, load_config
+from mlp_manual.errors import TrainingWarning
 from mlp_manual.layers import Linear, ReLU, Sigmoid, Tanh
 from mlp_manual.losses import softmax_cross_entropy
 from mlp_manual.model import Model
@@ -20,7 +22,7 @@ from mlp_manual.training.diagnostics import (
     unit_fraction,
 )
 from mlp_manual.training.experiment import prepare
-from mlp_manual.training.sanity import find_lr, initial_loss_warning, overfit_batch
+from mlp_manual.training.sanity import check_initial_loss, find_lr, overfit_batch
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -47,7 +49,7 @@ def test_diagnostics_run_writes_tidy_csv_and_plots(tmp_path):
 
 def test_update_ratio_is_lr_times_gradient_over_weight_for_sgd():
     model = Model([Linear(3, 2, rng=np.random.default_rng(0), bias=False, dtype=np.float64)])
-    recorder = Recorder(DiagnosticsConfig(), lambda line: None)
+    recorder = Recorder(DiagnosticsConfig())
     X = np.random.default_rng(1).normal(size=(4, 3))
     model.backward(softmax_cross_entropy(model.forward(X), np.array([0, 1, 0, 1]))[1])
     before = {"layers.0.W": model.layers[0].params["W"].copy()}
@@ -60,21 +62,23 @@ def test_update_ratio_is_lr_times_gradient_over_weight_for_sgd():
 
 
 def test_warnings_name_the_layer_and_the_step():
-    lines = []
-    recorder = Recorder(DiagnosticsConfig(max_grad_norm=100.0), lines.append)
+    recorder = Recorder(DiagnosticsConfig(max_grad_norm=100.0))
     model = Model([Linear(2, 2, rng=np.random.default_rng(0), dtype=np.float64)])
     before = {"layers.0.W": model.layers[0].params["W"].copy(), "layers.0.b": np.ones(2)}
-    for step, scale in enumerate([1.0, 1.0, 1.0, 50.0]):
-        model.layers[0].grads["W"] = np.full((2, 2), scale)
-        model.layers[0].grads["b"] = np.zeros(2) + 1e-12
-        recorder.record_step(step, model, before)
-    assert any(ln.startswith("EXPLODING step 3: layers.0.W gradient norm 1.00e+02 is 50x its running median")
-               for ln in lines)
-    assert any(ln.startswith("VANISHING step 0: layers.0.b") for ln in lines)
-    watch = recorder.record_activations(7)
-    relu = ReLU()
-    watch(1, relu, relu.forward(-np.abs(np.random.default_rng(0).normal(size=(8, 4)))))
-    assert lines[-1] == "DEAD step 7: layer 1 (ReLU()) has 100% of its units zero for the whole batch"
+    with pytest.warns(TrainingWarning) as caught:
+        for step, scale in enumerate([1.0, 1.0, 1.0, 50.0]):
+            model.layers[0].grads["W"] = np.full((2, 2), scale)
+            model.layers[0].grads["b"] = np.zeros(2) + 1e-12
+            recorder.record_step(step, model, before)
+        watch = recorder.record_activations(7)
+        relu = ReLU()
+        watch(1, relu, relu.forward(-np.abs(np.random.default_rng(0).normal(size=(8, 4)))))
+    lines = [(w.message.kind, str(w.message)) for w in caught]
+    assert any(kind == "exploding" and
+               ln.startswith("EXPLODING step 3: layers.0.W gradient norm 1.00e+02 is 50x its running median")
+               for kind, ln in lines)
+    assert any(kind == "vanishing" and ln.startswith("VANISHING step 0: layers.0.b") for kind, ln in lines)
+    assert lines[-1] == ("dead", "DEAD step 7: layer 1 (ReLU()) has 100% of its units zero for the whole batch")
 
 
 def test_unit_fractions():
@@ -118,11 +122,16 @@ def test_locate_nonfinite_names_the_first_layer_in_forward_order():
 
 
 def test_initial_loss_check_warns_on_unscaled_inputs():
-    assert initial_loss_warning(prepare(load_config("configs/spirals.yaml"))) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_initial_loss(prepare(load_config("configs/spirals.yaml")))
     exp = prepare(load_config("configs/spirals.yaml"))
     exp.data.X_train[:] *= 1000
-    warning = initial_loss_warning(exp)
-    assert warning.startswith("WARNING initial loss") and "ln(3) = 1.099" in warning
+    with pytest.warns(TrainingWarning) as caught:
+        check_initial_loss(exp)
+    [warning] = caught
+    assert warning.message.kind == "initial_loss"
+    assert str(warning.message).startswith("WARNING initial loss") and "ln(3) = 1.099" in str(warning.message)
 
 
 def test_overfit_batch_reports_success_and_failure():

@@ -25,7 +25,7 @@ WRITER = textwrap.dedent("""
     from mlp_manual.layers import Linear
     from mlp_manual.model import Model
     from mlp_manual.runs.model_file import save_model
-    from mlp_manual.runs.run import metrics_csv
+    from mlp_manual.runs.metrics import write_metrics
     out = Path(sys.argv[1])
     model = Model([Linear(400, 1000, rng=np.random.default_rng(0))])
     history = {"epoch": list(range(1, 20001)), "lr": [0.1] * 20000, "train_loss": [0.5] * 20000}
@@ -33,7 +33,7 @@ WRITER = textwrap.dedent("""
     while True:
         i += 1
         save_model(model, out / "model.npz", extra={"i": i})
-        files.write_text(out / "metrics.csv", metrics_csv(history))
+        write_metrics(out, history)
         files.write_text(out / "summary.json", '{"i": %d}' % i)
         print(i, flush=True)
 """)

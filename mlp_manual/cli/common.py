@@ -1,10 +1,11 @@
-"""What every command shares: turning the library's errors into one-line messages."""
+"""What every command shares: turning the library's errors and warnings into one-line messages."""
 
 import functools
 
 import click
 
 from ..errors import MLPManualError
+from ..runs.run_warnings import collect_warnings
 
 
 def user_errors(fn):
@@ -16,4 +17,14 @@ def user_errors(fn):
             return fn(*args, **kwargs)
         except MLPManualError as e:
             raise click.ClickException(str(e)) from None
+    return wrapper
+
+
+def warnings_on_stderr(fn):
+    """Wrap a click callback so that every TrainingWarning raised while it runs is printed on
+    standard error as its bare message, one line each, every occurrence."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with collect_warnings(lambda warning: click.echo(str(warning), err=True)):
+            return fn(*args, **kwargs)
     return wrapper

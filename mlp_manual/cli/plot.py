@@ -5,7 +5,8 @@ from pathlib import Path
 import click
 
 from ..errors import ConfigError
-from ..runs.compare import read_metrics, run_labels
+from ..runs.compare import run_labels
+from ..runs.metrics import read_metrics
 from .common import user_errors
 
 
@@ -26,18 +27,16 @@ def main(run_dirs, out, metric):
       mlp-plot runs/moons-* --metric val_acc
       mlp-plot runs/moons-a
     """
-    from ..plots import curves as plots
-    from ..plots import diagnostics as plots_diagnostics
-
     dirs = [Path(d) for d in run_dirs]
     metrics = [read_metrics(d) for d in dirs]
     if len(dirs) == 1 and out is None:
-        history = {k: v for k, v in metrics[0].items() if any(x is not None for x in v)}
-        plots.plot_curves(history, "loss", dirs[0] / "loss.png", f"{dirs[0].name}: loss")
-        if "train_acc" in history:
-            plots.plot_curves(history, "acc", dirs[0] / "accuracy.png", f"{dirs[0].name}: accuracy")
+        from ..plots.curves import plot_run_curves
+
+        history = {k: v for k, v in metrics[0].items() if any(x is not None for x in v)}  # no empty val_ columns
+        plot_run_curves(history, dirs[0], dirs[0].name)
         click.echo(f"redrew the plots of {dirs[0]} from its metrics.csv")
         return
+
     def empty(m, key):
         return key in m and all(v is None for v in m[key])
 
@@ -51,10 +50,10 @@ def main(run_dirs, out, metric):
         if empty(m, metric):
             raise ConfigError(f"{d}: the {metric} column of metrics.csv is empty (a run without a validation set)")
     curves = [(label, m["epoch"], m[metric]) for label, m in zip(run_labels(dirs), metrics)]
-    values = [v for _, _, vs in curves for v in vs if v is not None and v > 0]
-    log = metric.endswith("loss") and bool(values) and max(values) / min(values) > 100
     path = Path(out or "compare.png")
-    plots_diagnostics.plot_compare(curves, metric, path, f"{metric} per epoch", log)
+    from ..plots.curves import plot_compare
+
+    plot_compare(curves, metric, path, f"{metric} per epoch")
     click.echo(f"wrote {path}: {len(dirs)} runs, " + "; ".join(label for label, _, _ in curves))
 
 

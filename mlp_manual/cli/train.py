@@ -8,7 +8,7 @@ from ..config import load_config
 from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from ..runs.run import make_run_dir, resume_run, train_run
 from ..training.experiment import prepare
-from .common import user_errors
+from .common import user_errors, warnings_on_stderr
 
 DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
 
@@ -30,6 +30,7 @@ DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
 @click.option("--find-lr", is_flag=True, help="Only sweep the learning rate and write lr_find.png.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the final line (and warnings).")
 @user_errors
+@warnings_on_stderr
 def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, resume_dir, overfit_batch,
          max_steps, find_lr, quiet):
     """Train the model a config describes and write a run folder with metrics, plots and the model.
@@ -55,9 +56,8 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
 
     def echo(line):
         lines.append(line)
-        loud = line.startswith(("WARNING", "VANISHING", "EXPLODING", "DEAD"))
-        if not quiet or loud:
-            click.echo(line, err=loud)
+        if not quiet:
+            click.echo(line)
 
     try:
         if resume_dir:

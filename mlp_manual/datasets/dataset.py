@@ -36,6 +36,11 @@ class Dataset:
         return self.X_train.shape[1]
 
     @property
+    def class_names_or_numbers(self) -> tuple[str, ...]:
+        """What to call each class in tables and plots: ``class_names``, or "0", "1", ... without."""
+        return self.class_names or tuple(str(c) for c in range(self.n_classes))
+
+    @property
     def target_width(self) -> int:
         return 1 if self.classification else self.y_train.shape[1]
 

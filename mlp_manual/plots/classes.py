@@ -1,16 +1,12 @@
 """Figures of a classifier's test results: the confusion matrix and a grid of misclassified images.
 
-Uses matplotlib's non-interactive Agg backend, like every plots module, and writes atomically.
 C = classes, N = samples, D = pixels.
 """
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from .curves import save  # noqa: E402
+from .curves import save
 
 
 def plot_confusion(confusion: np.ndarray, class_names, path, title: str) -> None:

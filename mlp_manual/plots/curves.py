@@ -1,16 +1,14 @@
-"""Figures of a run: loss and accuracy curves, and the decision boundary of a 2-feature model.
-
-The only module besides other plots_* modules that imports matplotlib; it uses the
-non-interactive Agg backend and writes every PNG atomically.
+"""Figures of runs: loss and accuracy per epoch, one metric of several runs overlaid, and the
+decision boundary of a 2-feature model.
 """
 
-import matplotlib
+from pathlib import Path
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.colors import ListedColormap
 
-from ..files import atomic_path  # noqa: E402
+from ..files import atomic_path
 
 
 def save(fig, path) -> None:
@@ -20,26 +18,49 @@ def save(fig, path) -> None:
     plt.close(fig)
 
 
-def plot_curves(history: dict, metric: str, path, title: str) -> None:
-    """Train and validation ``metric`` per epoch. Loss uses a log scale when it spans more than
-    two decades."""
-    fig, ax = plt.subplots(figsize=(6, 4))
-    epochs = history["epoch"]
-    values = []
-    for split, style in (("train", "-"), ("val", "--")):
-        key = f"{split}_{metric}"
-        if key in history:
-            ax.plot(epochs, history[key], style, label=split, marker="o" if len(epochs) < 30 else None)
-            values += [v for v in history[key] if v is not None and np.isfinite(v)]
-    positive = [v for v in values if v > 0]
-    if metric == "loss" and positive and max(positive) / min(positive) > 100:
+def log_scale(metric: str, values) -> bool:
+    """Whether to draw ``metric`` on a log axis: a loss whose finite positive ``values`` span
+    more than two decades."""
+    positive = [v for v in values if v is not None and np.isfinite(v) and v > 0]
+    return metric.endswith("loss") and bool(positive) and max(positive) / min(positive) > 100
+
+
+def plot_per_epoch(lines, metric: str, path, title: str, size=(6, 4), legend_fontsize=None) -> None:
+    """``metric`` against the epoch, one line per (epochs, values, style), ``style`` being the
+    keywords of ``Axes.plot`` (label, linestyle, marker); log y axis by ``log_scale``."""
+    fig, ax = plt.subplots(figsize=size)
+    for epochs, values, style in lines:
+        ax.plot(epochs, values, **style)
+    if log_scale(metric, [v for _, values, _ in lines for v in values]):
         ax.set_yscale("log")
     ax.set_xlabel("epoch")
     ax.set_ylabel(metric)
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=legend_fontsize)
     save(fig, path)
+
+
+def plot_curves(history: dict, metric: str, path, title: str) -> None:
+    """Train and validation ``metric`` ("loss" or "acc") per epoch from ``history``
+    ({column: [value per epoch]}); a column that is absent is not drawn."""
+    marker = "o" if len(history["epoch"]) < 30 else None
+    lines = [(history["epoch"], history[f"{split}_{metric}"], {"linestyle": style, "label": split, "marker": marker})
+             for split, style in (("train", "-"), ("val", "--")) if f"{split}_{metric}" in history]
+    plot_per_epoch(lines, metric, path, title)
+
+
+def plot_run_curves(history: dict, run_dir: Path, name: str) -> None:
+    """A run folder's loss.png, and accuracy.png when ``history`` has accuracies."""
+    plot_curves(history, "loss", run_dir / "loss.png", f"{name}: loss")
+    if "train_acc" in history:
+        plot_curves(history, "acc", run_dir / "accuracy.png", f"{name}: accuracy")
+
+
+def plot_compare(curves: list[tuple[str, list, list]], metric: str, path, title: str) -> None:
+    """One line of ``metric`` per run: (label, epochs, values)."""
+    plot_per_epoch([(epochs, values, {"label": label}) for label, epochs, values in curves], metric, path, title,
+                   size=(7, 4.5), legend_fontsize=8)
 
 
 def plot_decision_boundary(predict, X: np.ndarray, y: np.ndarray, path, title: str) -> None:
@@ -50,7 +71,7 @@ def plot_decision_boundary(predict, X: np.ndarray, y: np.ndarray, path, title: s
     grid = np.stack([gx.ravel(), gy.ravel()], 1).astype(X.dtype)  # (300 * 300, 2)
     zz = predict(grid).reshape(gx.shape)
     n_classes = int(max(y.max(), zz.max())) + 1
-    cmap = matplotlib.colors.ListedColormap(plt.get_cmap("tab10").colors[:max(n_classes, 2)])
+    cmap = ListedColormap(plt.get_cmap("tab10").colors[:max(n_classes, 2)])
     fig, ax = plt.subplots(figsize=(5, 5))
     ax.contourf(gx, gy, zz, levels=np.arange(n_classes + 1) - 0.5, cmap=cmap, alpha=0.3)
     ax.scatter(X[:, 0], X[:, 1], c=y, cmap=cmap, vmin=-0.5, vmax=cmap.N - 0.5,

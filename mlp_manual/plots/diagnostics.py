@@ -1,14 +1,11 @@
-"""Figures for looking inside training: gradient norms, update ratios, activations, the
-learning-rate sweep, and curves of several runs overlaid. Agg backend, atomic writes."""
+"""Figures for looking inside training: gradient norms, update ratios, activations, and the
+learning-rate sweep."""
 
 from collections import defaultdict
 
-import matplotlib
+import matplotlib.pyplot as plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from .curves import save  # noqa: E402
+from .curves import save
 
 
 def _series(rows, stat):
@@ -72,17 +69,3 @@ def plot_lr_find(lrs, losses, suggested: float, path, name: str) -> None:
     ax.legend()
     save(fig, path)
 
-
-def plot_compare(curves: list[tuple[str, list, list]], metric: str, path, title: str, log: bool) -> None:
-    """One line per run: (label, epochs, values)."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for label, epochs, values in curves:
-        ax.plot(epochs, values, label=label)
-    if log:
-        ax.set_yscale("log")
-    ax.set_xlabel("epoch")
-    ax.set_ylabel(metric)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    save(fig, path)

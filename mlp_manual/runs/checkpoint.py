@@ -13,8 +13,8 @@ import numpy as np
 
 from ..errors import ModelFileError
 from ..files import write_npz
-from .model_file import read_npz
 from ..training.trainer import History, Trainer
+from .model_file import read_npz
 
 FORMAT = "mlp-manual-checkpoint/1"
 

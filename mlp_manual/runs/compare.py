@@ -1,42 +1,8 @@
-"""Reading finished run folders back: their metrics and what differs between their configs."""
+"""What differs between the configs of finished runs, as legend labels."""
 
-import csv
 from pathlib import Path
 
 import yaml
-
-from ..errors import ConfigError, DataError
-
-
-def read_metrics(run_dir: Path) -> dict[str, list]:
-    """metrics.csv as {column: [values]}; empty cells become None. A file that is not one
-    mlp-train wrote (no epoch column, ragged rows, text where numbers belong) is a DataError
-    naming the line."""
-    path = Path(run_dir) / "metrics.csv"
-    if not path.is_file():
-        raise ConfigError(f"{run_dir}: not a run folder (no metrics.csv)")
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
-    except (OSError, UnicodeDecodeError, csv.Error) as e:
-        raise DataError(f"{path}: cannot read the metrics ({e})") from None
-    if not rows or "epoch" not in rows[0]:
-        raise DataError(f"{path}: not a metrics file (its first line has no 'epoch' column)")
-    header, rows = rows[0], rows[1:]
-    if len(set(header)) != len(header):
-        raise DataError(f"{path}: not a metrics file (repeated column names in its first line)")
-    if not rows:
-        raise ConfigError(f"{path}: holds no epochs")
-    columns = {k: [] for k in header}
-    for line, row in enumerate(rows, start=2):
-        if len(row) != len(header):
-            raise DataError(f"{path}: line {line} has {len(row)} cells, expected {len(header)}")
-        for k, cell in zip(header, row):
-            try:
-                columns[k].append(float(cell) if cell != "" else None)
-            except ValueError:
-                raise DataError(f"{path}: line {line}, column {k}: {cell!r} is not a number") from None
-    return columns
 
 
 def _flatten(d, prefix=""):

@@ -48,7 +48,7 @@ def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, d
         raise DataError(f"{cfg.data.name} has no {split} split with this config")
     check_saved_model(model, str(model_path), exp)
     result = evaluate_classes(model.astype(X.dtype), exp.loss, X, y, d.n_classes)
-    names = list(d.class_names or [str(c) for c in range(d.n_classes)])
+    names = list(d.class_names_or_numbers)
     return SplitEvaluation(cfg.data.name, split, names, result)
 
 

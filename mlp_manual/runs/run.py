@@ -6,8 +6,6 @@ with a test split), mistakes.png (image datasets), and with diagnostics
 diagnostics.csv, grad_norms.png, update_ratio.png, activations.png.
 """
 
-import csv
-import io
 import signal
 import time
 from collections.abc import Callable
@@ -16,20 +14,21 @@ from datetime import datetime
 from pathlib import Path
 
 from .. import files
-from .checkpoint import load_checkpoint, restore, save_checkpoint
 from ..config import Config, dump_config, load_config, with_absolute_paths
+from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted, TrainingWarning
 from ..training.diagnostics import Recorder
-from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from ..training.evaluation import class_labels, model_outputs
 from ..training.experiment import Experiment, prepare
-from .model_file import save_model
-from ..training.sanity import initial_loss_warning
+from ..training.sanity import check_initial_loss
 from ..training.trainer import Trainer, evaluate
+from .checkpoint import load_checkpoint, restore, save_checkpoint
+from .metrics import write_metrics
+from .model_file import save_model
+from .run_warnings import collect_warnings
 
 RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "checkpoint.npz", "loss.png",
              "accuracy.png", "decision_boundary.png", "diagnostics.csv", "grad_norms.png", "update_ratio.png",
              "activations.png", "lr_find.png", "confusion.png", "mistakes.png")
-METRIC_ORDER = ("epoch", "lr", "train_loss", "train_acc", "val_loss", "val_acc", "seconds")
 
 
 def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Path:
@@ -58,38 +57,19 @@ def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Path:
     return path
 
 
-def metrics_csv(history: dict) -> str:
-    """metrics.csv text: one row per epoch, known columns first in a fixed order. ``val_loss``
-    (and ``val_acc`` for classification) are always present, empty without a validation set."""
-    history = dict(history)
-    n = len(history.get("epoch", []))
-    history.setdefault("epoch", [])
-    history.setdefault("val_loss", [""] * n)
-    if "train_acc" in history:
-        history.setdefault("val_acc", [""] * n)
-    keys = [k for k in METRIC_ORDER if k in history] + [k for k in history if k not in METRIC_ORDER]
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(keys)
-    for i in range(n):
-        w.writerow([f"{history[k][i]:.6g}" if isinstance(history[k][i], float) else history[k][i] for k in keys])
-    return buf.getvalue()
-
-
 def write_plots(exp: Experiment, history: dict, run_dir: Path) -> None:
-    from ..plots import curves as plots
-
+    """loss.png, accuracy.png, decision_boundary.png and the class plots that fit the run."""
     if not history.get("epoch"):
         return
-    plots.plot_curves(history, "loss", run_dir / "loss.png", f"{exp.cfg.name}: loss")
-    if exp.loss.classification:
-        plots.plot_curves(history, "acc", run_dir / "accuracy.png", f"{exp.cfg.name}: accuracy")
-        if exp.data.n_features == 2:
-            def predict(X):
-                return exp.loss.predict(model_outputs(exp.model, X))
-            plots.plot_decision_boundary(predict, exp.data.X_train, class_labels(exp.data.y_train),
-                                         run_dir / "decision_boundary.png",
-                                         f"{exp.cfg.name}: decision boundary (training points)")
+    from ..plots import curves as plots
+
+    plots.plot_run_curves(history, run_dir, exp.cfg.name)
+    if exp.loss.classification and exp.data.n_features == 2:
+        def predict(X):
+            return exp.loss.predict(model_outputs(exp.model, X))
+        plots.plot_decision_boundary(predict, exp.data.X_train, class_labels(exp.data.y_train),
+                                     run_dir / "decision_boundary.png",
+                                     f"{exp.cfg.name}: decision boundary (training points)")
     if exp.loss.classification and exp.data.X_test is not None:
         write_class_plots(exp, run_dir)
 
@@ -101,7 +81,7 @@ def write_class_plots(exp: Experiment, run_dir: Path) -> None:
 
     d = exp.data
     result = evaluate_classes(exp.model, exp.loss, d.X_test, d.y_test, d.n_classes)
-    names = d.class_names or [str(c) for c in range(d.n_classes)]
+    names = d.class_names_or_numbers
     plots_classes.plot_confusion(result.confusion, names, run_dir / "confusion.png",
                                  f"{exp.cfg.name}: test accuracy {100 * result.accuracy:.2f}%")
     if d.image_shape is not None:
@@ -142,7 +122,8 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
     ``out`` from its checkpoint. Returns the summary (also in summary.json).
 
     Raises TrainingDiverged (after saving the last finite weights) and TrainingInterrupted
-    (after writing the checkpoint) for the caller to report.
+    (after writing the checkpoint) for the caller to report. Emits a TrainingWarning when the
+    initial loss or (with diagnostics) a gradient or a layer looks wrong.
     """
     started = time.perf_counter()
     exp = prepare(cfg)
@@ -151,7 +132,7 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
     if not resume:  # with absolute data paths, so that resume, mlp-eval and reruns work from anywhere
         files.write_text(run_dir / "config.yaml", dump_config(with_absolute_paths(cfg)))
     d = exp.data
-    recorder = Recorder(cfg.diagnostics, echo) if cfg.diagnostics.enabled else None
+    recorder = Recorder(cfg.diagnostics) if cfg.diagnostics.enabled else None
     trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, lambda row: echo(epoch_line(cfg, row)),
                       lambda: checkpoint(), recorder)
 
@@ -174,34 +155,35 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
         echo(f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}")
     else:
         echo(exp.model.summary(d.n_features))
-        warning = initial_loss_warning(exp)
-        if warning:
-            echo(warning)
     status = "completed"
-    try:
-        with stop_on_sigint(trainer):
-            trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
-        if trainer.stopped_early:
-            status = "stopped_early"
-    except TrainingDiverged as e:
-        e.run_dir = run_dir
-        finish(exp, trainer, run_dir, "diverged", started, echo, str(e))
-        raise
-    except TrainingInterrupted as e:
-        e.run_dir = run_dir
-        finish(exp, trainer, run_dir, "interrupted", started, echo, "interrupted by the user (SIGINT)")
-        raise
-    return finish(exp, trainer, run_dir, status, started, echo)
+    with collect_warnings() as warned:
+        try:
+            if not resume:
+                check_initial_loss(exp)
+            with stop_on_sigint(trainer):
+                trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
+            if trainer.stopped_early:
+                status = "stopped_early"
+        except TrainingDiverged as e:
+            e.run_dir = run_dir
+            finish(exp, trainer, run_dir, "diverged", started, echo, warned, str(e))
+            raise
+        except TrainingInterrupted as e:
+            e.run_dir = run_dir
+            finish(exp, trainer, run_dir, "interrupted", started, echo, warned, "interrupted by the user (SIGINT)")
+            raise
+    return finish(exp, trainer, run_dir, status, started, echo, warned)
 
 
 def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, started: float, echo,
-           reason: str | None = None) -> dict:
-    """Write model.npz, metrics.csv, plots and summary.json for a run in any final state."""
+           warned: list[TrainingWarning], reason: str | None = None) -> dict:
+    """Write model.npz, metrics.csv, plots and summary.json for a run in any final state;
+    ``warned`` holds the TrainingWarnings the run raised."""
     cfg, d = exp.cfg, exp.data
     history = trainer.history.columns
     save_model(exp.model, run_dir / "model.npz", extra={"config_name": cfg.name, "n_classes": d.n_classes,
                                                         "loss": cfg.loss})
-    files.write_text(run_dir / "metrics.csv", metrics_csv(history))
+    write_metrics(run_dir, history)
     best = trainer.best
     summary = {
         "name": cfg.name,

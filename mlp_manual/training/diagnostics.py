@@ -7,9 +7,12 @@ Statistics per parameter tensor (named ``layers.<i>.<key>``): ``grad_norm``, ``w
 ``saturated_fraction`` (sigmoid, tanh: units beyond 0.99 of their range for the whole batch).
 """
 
+import warnings
+
 import numpy as np
 
 from ..config import DiagnosticsConfig
+from ..errors import TrainingWarning
 from ..layers import LeakyReLU, ReLU, Sigmoid, Tanh
 
 
@@ -91,10 +94,11 @@ def locate_nonfinite(model, loss_fn, X: np.ndarray, y: np.ndarray) -> str:
 
 
 class Recorder:
-    """Collects diagnostics rows (step, layer, tensor, stat, value) and prints warnings."""
+    """Collects diagnostics rows (step, layer, tensor, stat, value) and warns (TrainingWarning of
+    kind ``vanishing``, ``exploding`` or ``dead``) when a statistic crosses its bound."""
 
-    def __init__(self, cfg: DiagnosticsConfig, echo):
-        self.cfg, self.echo = cfg, echo
+    def __init__(self, cfg: DiagnosticsConfig):
+        self.cfg = cfg
         self.rows: list[tuple[int, int, str, str, float]] = []
         self.grad_history: dict[str, list[float]] = {}
 
@@ -108,8 +112,8 @@ class Recorder:
             if frac:
                 self.rows.append((step, i, name, *frac))
                 if frac[0] == "dead_fraction" and frac[1] > self.cfg.dead_fraction:
-                    self.echo(f"DEAD step {step}: layer {i} ({layer!r}) has {frac[1]:.0%} of its units "
-                              "zero for the whole batch")
+                    warnings.warn(TrainingWarning("dead", f"DEAD step {step}: layer {i} ({layer!r}) has "
+                                                  f"{frac[1]:.0%} of its units zero for the whole batch"))
         return watch
 
     def record_step(self, step: int, model, before: dict[str, np.ndarray]) -> None:
@@ -124,13 +128,14 @@ class Recorder:
             history = self.grad_history.setdefault(name, [])
             median = float(np.median(history)) if history else None
             if pn > 0 and gn / pn < self.cfg.vanishing:
-                self.echo(f"VANISHING step {step}: {name} gradient norm {gn:.2e} is {gn / pn:.1e} of its "
-                          f"weight norm {pn:.2e}")
+                warnings.warn(TrainingWarning("vanishing", f"VANISHING step {step}: {name} gradient norm "
+                                              f"{gn:.2e} is {gn / pn:.1e} of its weight norm {pn:.2e}"))
             if (self.cfg.max_grad_norm and gn > self.cfg.max_grad_norm) or \
                     (median and len(history) >= 3 and gn > self.cfg.explode_factor * median):
                 why = (f"above the bound {self.cfg.max_grad_norm:g}" if self.cfg.max_grad_norm and
                        gn > self.cfg.max_grad_norm else f"{gn / median:.0f}x its running median {median:.2e}")
-                self.echo(f"EXPLODING step {step}: {name} gradient norm {gn:.2e} is {why}")
+                warnings.warn(TrainingWarning("exploding", f"EXPLODING step {step}: {name} gradient norm "
+                                              f"{gn:.2e} is {why}"))
             history.append(gn)
 
     def load_csv(self, text: str, before_step: int) -> None:

@@ -5,28 +5,30 @@ N = samples, D = features, K = output units.
 """
 
 import math
+import warnings
 
 import numpy as np
 
-from ..errors import TrainingDiverged
+from ..errors import TrainingDiverged, TrainingWarning
 from .experiment import Experiment
 from .trainer import Trainer, batch_bounds, evaluate
 
 
-def initial_loss_warning(exp: Experiment, rows: int = 1024) -> str | None:
+def check_initial_loss(exp: Experiment, rows: int = 1024) -> None:
     """A fresh model should score about the loss of uniform guesses, ln(C) for softmax
     cross-entropy (``LossSpec.untrained_loss``; losses without one are not checked).
-    Returns a warning when the loss on the first ``rows`` training rows is off by more than
-    max(1, expected) nats: a scale that ordinary inits stay inside and unscaled data does not."""
+    Warns (TrainingWarning of kind ``initial_loss``) when the loss on the first ``rows`` training
+    rows is off by more than max(1, expected) nats: a scale that ordinary inits stay inside and
+    unscaled data does not."""
     if exp.loss.untrained_loss is None:
-        return None
+        return
     d = exp.data
     loss = evaluate(exp.model, exp.loss, d.X_train[:rows], d.y_train[:rows])["loss"]
     expected, formula = exp.loss.untrained_loss(d.n_classes)
     if abs(loss - expected) > max(1.0, expected):
-        return (f"WARNING initial loss {loss:.3f} is far from {formula} = {expected:.3f}, the loss of "
-                "uniform guesses: check the data scaling (data.preprocess), the init, and the labels")
-    return None
+        warnings.warn(TrainingWarning(
+            "initial_loss", f"WARNING initial loss {loss:.3f} is far from {formula} = {expected:.3f}, the loss of "
+            "uniform guesses: check the data scaling (data.preprocess), the init, and the labels"))
 
 
 def overfit_batch(exp: Experiment, n: int, max_steps: int, echo) -> bool:
