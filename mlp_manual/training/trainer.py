@@ -17,7 +17,7 @@ from ..config import Config
 from ..errors import DataError, TrainingDiverged, TrainingInterrupted
 from ..losses import LossSpec
 from ..model import Model
-from ..optimizers import Optimizer, clip_grad_norm, make_optimizer
+from ..optimizers import Optimizer, clip_grad_norm, grad_norm, make_optimizer
 from ..schedules import Schedule
 from .diagnostics import Recorder, forward_watched, locate_nonfinite
 from .evaluation import class_labels, model_outputs
@@ -61,11 +61,6 @@ class History:
 
     def __getitem__(self, key: str) -> list:
         return self.columns[key]
-
-
-def grad_norm_sq(model: Model) -> float:
-    """Sum of squares of every gradient: inf or nan as soon as one entry is not finite."""
-    return sum(float(np.vdot(g[k], g[k])) for _, _, g, k in model.named_params())
 
 
 class Trainer:
@@ -118,11 +113,11 @@ class Trainer:
             for (_, _, g, k), s in zip(model.named_params(), summed):
                 g[k] = s
         with np.errstate(over="ignore", invalid="ignore"):
-            norm_sq = grad_norm_sq(model)
-        if not (np.isfinite(total) and np.isfinite(norm_sq)):
+            norm = grad_norm(model)
+        if not (np.isfinite(total) and np.isfinite(norm)):
             raise TrainingDiverged(self.step_count, locate_nonfinite(model, self.loss.fn, Xb, yb))
         if self.cfg.optimizer.clip_norm:
-            clip_grad_norm(model, self.cfg.optimizer.clip_norm, np.sqrt(norm_sq))
+            clip_grad_norm(model, self.cfg.optimizer.clip_norm, norm)
         self.optimizer.step(model, lr)
         self.step_count += 1
         return total, correct
