@@ -73,6 +73,9 @@ class Trainer:
     which is called at every ``training.checkpoint_every``-th epoch and when training is
     interrupted. Set ``stop_requested`` (e.g. from a signal handler) to stop after the
     current step with TrainingInterrupted.
+
+    What a checkpoint saves: ``epoch``, ``step_count``, ``history``, the optimizer, the
+    ``early_stopping`` object and ``position`` (the EpochPosition of an interrupted epoch).
     """
 
     def __init__(self, model: Model, loss: LossSpec, cfg: Config, rng: np.random.Generator,
