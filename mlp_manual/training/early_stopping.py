@@ -65,7 +65,8 @@ class EarlyStopping:
         return self.stopped
 
     def restore(self, model) -> None:
-        """Load the best epoch's weights into ``model`` if early stopping is on and restores them."""
+        """Put the best epoch's weights back into ``model`` when early stopping is on (patience > 0)
+        and ``restore_best`` is set."""
         if self.restore_best and self.patience and self.best_weights:
             model.load_state(self.best_weights)
 
