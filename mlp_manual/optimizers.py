@@ -175,11 +175,25 @@ def make_optimizer(cfg: OptimizerConfig) -> Optimizer:
     return AdamW(cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay)
 
 
+def l2_norm(*arrays: np.ndarray) -> float:
+    """The 2-norm of every entry of ``arrays`` together: sqrt(sum of a * a).
+
+    Each array's sum of squares is taken in its own dtype, so the norm is inf as soon as one
+    overflows it, and inf or nan as soon as one entry is not finite.
+    """
+    return float(np.sqrt(sum(float(np.vdot(a, a)) for a in arrays)))
+
+
+def grad_norm(model) -> float:
+    """||all grads||: the 2-norm of every gradient of ``model`` together, the norm clipping bounds."""
+    return l2_norm(*(g[k] for _, _, g, k in model.named_params()))
+
+
 def clip_grad_norm(model, max_norm: float, total: float | None = None) -> float:
     """Scale every gradient by min(1, max_norm / ||all grads||); return the norm before clipping.
-    ``total``, when the caller already has it, is that norm."""
+    ``total``, when the caller already has it, is that norm (``grad_norm(model)``)."""
     if total is None:
-        total = float(np.sqrt(sum(float(np.vdot(g[k], g[k])) for _, _, g, k in model.named_params())))
+        total = grad_norm(model)
     if total > max_norm:
         scale = max_norm / (total + 1e-12)
         for _, _, g, k in model.named_params():

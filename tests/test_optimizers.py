@@ -15,6 +15,8 @@ from mlp_manual.optimizers import (
     AdamW,
     RMSProp,
     clip_grad_norm,
+    grad_norm,
+    l2_norm,
     make_optimizer,
 )
 from mlp_manual.schedules import Schedule
@@ -80,6 +82,23 @@ def test_clip_grad_norm_scales_all_gradients_together():
     model = one_param_model([0.0, 0.0], [0.3, 0.4])
     clip_grad_norm(model, 1.0)
     assert np.allclose(model.layers[0].grads["W"].ravel(), [0.3, 0.4])
+
+
+def test_grad_norm_covers_every_tensor_of_every_layer_and_overflow_is_inf():
+    first, second = Linear(3, 2, rng=np.random.default_rng(0)), Linear(2, 1, rng=np.random.default_rng(1))
+    model = Model([first, Tanh(), second])
+    grads = np.random.default_rng(2)
+    for layer in (first, second):
+        for k, p in layer.params.items():
+            layer.grads[k] = grads.normal(size=p.shape).astype(p.dtype)
+    every = np.concatenate([g.ravel() for layer in (first, second) for g in layer.grads.values()])
+    assert np.isclose(grad_norm(model), np.linalg.norm(every.astype(np.float64)), rtol=1e-6)
+    assert l2_norm(second.grads["W"]) == l2_norm(second.grads["W"].ravel()) > 0
+    second.grads["b"][0] = np.float32(3e19)  # its square overflows float32
+    with np.errstate(over="ignore"):
+        assert grad_norm(model) == np.inf
+    second.grads["b"][0] = np.nan
+    assert np.isnan(grad_norm(model))
 
 
 @pytest.mark.parametrize("name", ["sgd", "rmsprop", "adam", "adamw"])

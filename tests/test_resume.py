@@ -1,11 +1,13 @@
 """Checkpoints: exact resume after an interruption, Ctrl-C from the CLI, and kill -9 during a write."""
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -147,3 +149,16 @@ def test_the_run_config_holds_absolute_data_paths(tmp_path, monkeypatch):
     monkeypatch.chdir("/")  # the run folder's config works from anywhere
     assert CliRunner().invoke(main, ["--config", str(tmp_path / "run" / "config.yaml"), "--out",
                                      str(tmp_path / "again"), "-q"]).exit_code == 0
+
+
+def test_a_checkpoint_of_an_earlier_version_resumes_to_the_weights_of_a_straight_run(tmp_path):
+    """The corpus' xor-checkpoint.npz was written after epoch 2 of xor.yaml by an earlier version."""
+    files = Path(__file__).parent / "bad_inputs" / "files"
+    train_run(load_config(files / "xor.yaml", ["training.epochs=4"]), str(tmp_path / "straight"), echo=lambda line: None)
+    run = tmp_path / "old"
+    run.mkdir()
+    shutil.copy(files / "xor-checkpoint.npz", run / "checkpoint.npz")
+    (run / "config.yaml").write_text((files / "xor.yaml").read_text().replace("epochs: 2", "epochs: 4"))
+    assert resume_run(str(run), echo=lambda line: None)["epochs_run"] == 4
+    a, b = weights(tmp_path / "straight"), weights(run)
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)

@@ -7,6 +7,7 @@ from mlp_manual.config import config_from_dict, load_config
 from mlp_manual.errors import DataError
 from mlp_manual.losses import LOSSES
 from mlp_manual.model import build_model
+from mlp_manual.training.epoch_position import EpochPosition
 from mlp_manual.training.experiment import prepare
 from mlp_manual.training.trainer import Trainer, batch_bounds, evaluate
 
@@ -38,8 +39,8 @@ def test_early_stopping_stops_and_restores_the_best_weights():
                                              "training.early_stopping.patience=3"])
     exp, trainer = train(cfg)
     history = trainer.history
-    assert trainer.stopped_early and len(history["epoch"]) < 200
-    best = trainer.best["epoch"]
+    assert trainer.early_stopping.stopped and len(history["epoch"]) < 200
+    best = trainer.early_stopping.best_epoch
     assert len(history["epoch"]) == best + 3
     assert history["val_loss"][best - 1] == min(history["val_loss"])
     d = exp.data
@@ -113,7 +114,7 @@ def test_fit_rejects_empty_data_and_a_batch_order_for_other_data():
     trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng)
     with pytest.raises(DataError, match="^there are no training samples$"):
         trainer.fit(exp.data.X_train[:0], exp.data.y_train[:0])
-    trainer.epoch_state = {"order": np.arange(7), "next_batch": 1, "loss_sum": 0.0, "correct": 0, "seconds": 0.0}
+    trainer.position = EpochPosition(np.arange(7), next_batch=1)
     with pytest.raises(DataError, match=r"^the interrupted epoch's batch order covers 7 samples, "
                                         r"the training data has 4$"):
         trainer.fit(exp.data.X_train, exp.data.y_train)

@@ -13,6 +13,9 @@ import numpy as np
 
 from ..errors import ModelFileError
 from ..files import write_npz
+from ..training.early_stopping import EarlyStopping
+from ..training.epoch_position import EpochPosition
+from ..training.state_checks import is_count
 from ..training.trainer import History, Trainer
 from .model_file import read_npz
 
@@ -32,24 +35,19 @@ def save_checkpoint(path: str | os.PathLike, trainer: Trainer) -> None:
     """Write the trainer's complete state to ``path`` atomically."""
     arrays = {f"model/{k}": v for k, v in trainer.model.state().items()}
     arrays.update({f"optim/{k}": v for k, v in trainer.optimizer.state_arrays().items()})
-    if trainer.best:
-        arrays.update({f"best/{k}": v for k, v in trainer.best["state"].items()})
-    epoch_state = None
-    if trainer.epoch_state:
-        arrays["epoch_order"] = trainer.epoch_state["order"]
-        epoch_state = {k: v for k, v in trainer.epoch_state.items() if k != "order"}
     meta = {
         "format": FORMAT,
         "epoch": trainer.epoch,
         "step": trainer.step_count,
-        "epoch_state": epoch_state,
+        "epoch_state": None,  # between epochs: no position to save
         "history": trainer.history.columns,
-        "best": {"epoch": trainer.best["epoch"], "metrics": trainer.best["metrics"]} if trainer.best else None,
-        "best_value": None if not np.isfinite(trainer.best_value) else float(trainer.best_value),
-        "bad_epochs": trainer.bad_epochs,
-        "stopped_early": trainer.stopped_early,
         "rng": {name: g.bit_generator.state for name, g in _generators(trainer).items()},
     }
+    for part in (trainer.early_stopping, trainer.position):
+        if part is not None:
+            part_meta, part_arrays = part.state()
+            meta.update(part_meta)
+            arrays.update(part_arrays)
     arrays["__meta__"] = np.array(json.dumps(meta))
     write_npz(path, arrays)
 
@@ -72,29 +70,15 @@ def load_checkpoint(path: str | os.PathLike) -> dict:
     return {"meta": meta, "arrays": arrays}
 
 
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
-
-
-def _is_number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
-
-
 META_CHECKS = {
-    "epoch": (_is_int, "a count"),
-    "step": (_is_int, "a count"),
-    "bad_epochs": (_is_int, "a count"),
-    "best_value": (lambda v: v is None or _is_number(v), "a number or null"),
+    "epoch": (is_count, "a count"),
+    "step": (is_count, "a count"),
     "history": (lambda v: isinstance(v, dict) and all(isinstance(c, list) for c in v.values()),
                 "a mapping of metric lists"),
-    "best": (lambda v: v is None or (isinstance(v, dict) and _is_int(v.get("epoch"))
-                                     and isinstance(v.get("metrics"), dict)), "null or the best epoch"),
-    "epoch_state": (lambda v: v is None or (isinstance(v, dict) and _is_int(v.get("next_batch"))
-                                            and _is_number(v.get("loss_sum")) and _is_int(v.get("correct"))
-                                            and _is_number(v.get("seconds"))), "null or an epoch position"),
     "rng": (lambda v: isinstance(v, dict) and all(isinstance(s, dict) for s in v.values()),
             "a mapping of generator states"),
-    "stopped_early": (lambda v: isinstance(v, bool), "true or false"),
+    **EarlyStopping.META_CHECKS,
+    **EpochPosition.META_CHECKS,
 }
 
 
@@ -105,7 +89,7 @@ def _check_meta(meta: dict, path) -> None:
             raise ModelFileError(f"{path}: damaged checkpoint (__meta__ {key} is {meta.get(key)!r}, expected {what})")
 
 
-def _check_arrays(trainer: Trainer, meta: dict, arrays: dict, path, n_train: int | None) -> None:
+def _check_arrays(trainer: Trainer, meta: dict, arrays: dict, path) -> None:
     """The checkpoint's arrays fit the run's model and optimizer, before any of them is used."""
     expected = trainer.model.state()
     params = {name: p[k] for name, p, _, k in trainer.model.named_params()}
@@ -129,11 +113,6 @@ def _check_arrays(trainer: Trainer, meta: dict, arrays: dict, path, n_train: int
     t = arrays.get("optim/t")
     if t is None or t.shape != () or t.dtype.kind not in "iu" or t < 0:
         raise ModelFileError(f"{path}: damaged checkpoint (optimizer step count optim/t is missing or invalid)")
-    if meta["epoch_state"] is not None:
-        order = arrays.get("epoch_order")
-        if (order is None or order.ndim != 1 or order.dtype.kind not in "iu"
-                or (n_train is not None and not np.array_equal(np.sort(order), np.arange(n_train)))):
-            raise ModelFileError(f"{path}: the checkpoint's batch order does not fit the run's training data")
 
 
 def restore(trainer: Trainer, ckpt: dict, path, n_train: int | None = None) -> None:
@@ -143,18 +122,18 @@ def restore(trainer: Trainer, ckpt: dict, path, n_train: int | None = None) -> N
     an interrupted epoch be checked too.
     """
     meta, arrays = ckpt["meta"], ckpt["arrays"]
-    _check_arrays(trainer, meta, arrays, path, n_train)
+    _check_arrays(trainer, meta, arrays, path)
+    try:
+        position = EpochPosition.from_state(meta, arrays, n_train)
+    except ValueError as e:
+        raise ModelFileError(f"{path}: {e}") from None
     expected = trainer.model.state()
     trainer.model.load_state({k: arrays[f"model/{k}"] for k in expected})
     trainer.optimizer.load_state_arrays({k[6:]: v for k, v in arrays.items() if k.startswith("optim/")})
     trainer.epoch, trainer.step_count = meta["epoch"], meta["step"]
     trainer.history = History({k: list(v) for k, v in meta["history"].items()})
-    trainer.bad_epochs, trainer.stopped_early = meta["bad_epochs"], meta["stopped_early"]
-    trainer.best_value = np.inf if meta["best_value"] is None else meta["best_value"]
-    if meta["best"]:
-        trainer.best = {**meta["best"], "state": {k: arrays[f"best/{k}"] for k in expected}}
-    if meta["epoch_state"] is not None:
-        trainer.epoch_state = {**meta["epoch_state"], "order": arrays["epoch_order"]}
+    trainer.early_stopping.load_state(meta, arrays)
+    trainer.position = position
     gens = _generators(trainer)
     for name, state in meta["rng"].items():
         if name in gens:

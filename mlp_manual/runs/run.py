@@ -143,8 +143,9 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
 
     if resume:
         restore(trainer, ckpt, run_dir / "checkpoint.npz", len(d.X_train))
-        if trainer.stopped_early or (trainer.epoch >= cfg.training.epochs and not trainer.epoch_state):
-            why = "it stopped early" if trainer.stopped_early else f"it ran all {cfg.training.epochs} epochs"
+        stopped = trainer.early_stopping.stopped
+        if stopped or (trainer.epoch >= cfg.training.epochs and trainer.position is None):
+            why = "it stopped early" if stopped else f"it ran all {cfg.training.epochs} epochs"
             raise ConfigError(f"{run_dir}: the run is complete ({why}); nothing to resume")
     echo(f"{cfg.name}: {len(d.X_train)} train / {0 if d.X_val is None else len(d.X_val)} val / "
          f"{0 if d.X_test is None else len(d.X_test)} test samples, {d.n_features} features, "
@@ -162,7 +163,7 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
                 check_initial_loss(exp)
             with stop_on_sigint(trainer):
                 trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
-            if trainer.stopped_early:
+            if trainer.early_stopping.stopped:
                 status = "stopped_early"
         except TrainingDiverged as e:
             e.run_dir = run_dir
@@ -184,7 +185,7 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
     save_model(exp.model, run_dir / "model.npz", extra={"config_name": cfg.name, "n_classes": d.n_classes,
                                                         "loss": cfg.loss})
     write_metrics(run_dir, history)
-    best = trainer.best
+    stopping = trainer.early_stopping
     summary = {
         "name": cfg.name,
         "seed": cfg.seed,
@@ -192,9 +193,9 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
         "stop_reason": reason,
         "epochs_run": len(history.get("epoch", [])),
         "steps": trainer.step_count,
-        "stopped_early": trainer.stopped_early,
-        "best_epoch": best.get("epoch"),
-        "best": {k: v for k, v in best.get("metrics", {}).items() if k not in ("epoch", "seconds")},
+        "stopped_early": stopping.stopped,
+        "best_epoch": stopping.best_epoch,
+        "best": {k: v for k, v in stopping.best_metrics.items() if k not in ("epoch", "seconds")},
         "final": {k: v[-1] for k, v in history.items() if k not in ("epoch", "seconds")},
         "n_params": exp.model.n_params,
     }

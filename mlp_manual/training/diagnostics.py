@@ -14,6 +14,7 @@ import numpy as np
 from ..config import DiagnosticsConfig
 from ..errors import TrainingWarning
 from ..layers import LeakyReLU, ReLU, Sigmoid, Tanh
+from ..optimizers import l2_norm as _norm
 
 
 def forward_watched(model, x: np.ndarray, watch) -> np.ndarray:
@@ -35,10 +36,6 @@ def unit_fraction(layer, out: np.ndarray) -> tuple[str, float] | None:
     if isinstance(layer, Sigmoid):
         return "saturated_fraction", float(np.mean(np.all(np.abs(2 * out - 1) > 0.99, axis=0)))
     return None
-
-
-def _norm(a: np.ndarray) -> float:
-    return float(np.sqrt(np.vdot(a, a)))
 
 
 def gradient_table(model, lr: float | None = None, before: dict | None = None) -> str:

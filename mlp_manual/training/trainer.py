@@ -10,6 +10,7 @@ N = samples, B = batch size, D = features, K = output units.
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 import numpy as np
 
@@ -17,9 +18,11 @@ from ..config import Config
 from ..errors import DataError, TrainingDiverged, TrainingInterrupted
 from ..losses import LossSpec
 from ..model import Model
-from ..optimizers import Optimizer, clip_grad_norm, make_optimizer
+from ..optimizers import Optimizer, clip_grad_norm, grad_norm, make_optimizer
 from ..schedules import Schedule
 from .diagnostics import Recorder, forward_watched, locate_nonfinite
+from .early_stopping import EarlyStopping
+from .epoch_position import EpochPosition
 from .evaluation import class_labels, model_outputs
 
 
@@ -63,11 +66,6 @@ class History:
         return self.columns[key]
 
 
-def grad_norm_sq(model: Model) -> float:
-    """Sum of squares of every gradient: inf or nan as soon as one entry is not finite."""
-    return sum(float(np.vdot(g[k], g[k])) for _, _, g, k in model.named_params())
-
-
 class Trainer:
     """Runs the configured training of ``model`` with ``loss`` on (train, val) arrays.
 
@@ -75,6 +73,9 @@ class Trainer:
     which is called at every ``training.checkpoint_every``-th epoch and when training is
     interrupted. Set ``stop_requested`` (e.g. from a signal handler) to stop after the
     current step with TrainingInterrupted.
+
+    What a checkpoint saves: ``epoch``, ``step_count``, ``history``, the optimizer, the
+    ``early_stopping`` object and ``position`` (the EpochPosition of an interrupted epoch).
     """
 
     def __init__(self, model: Model, loss: LossSpec, cfg: Config, rng: np.random.Generator,
@@ -89,10 +90,8 @@ class Trainer:
         self.history = History()
         self.epoch = 0  # completed epochs
         self.step_count = 0
-        self.epoch_state: dict | None = None  # position inside an interrupted epoch
-        self.best: dict = {}
-        self.best_value, self.bad_epochs = np.inf, 0
-        self.stopped_early = False
+        self.position: EpochPosition | None = None  # where an interrupted epoch stopped
+        self.early_stopping = EarlyStopping.from_config(cfg.training.early_stopping, loss.classification)
         self.stop_requested = False
 
     def train_step(self, Xb: np.ndarray, yb: np.ndarray, lr: float, watch=None) -> tuple[float, int]:
@@ -118,11 +117,11 @@ class Trainer:
             for (_, _, g, k), s in zip(model.named_params(), summed):
                 g[k] = s
         with np.errstate(over="ignore", invalid="ignore"):
-            norm_sq = grad_norm_sq(model)
-        if not (np.isfinite(total) and np.isfinite(norm_sq)):
+            norm = grad_norm(model)
+        if not (np.isfinite(total) and np.isfinite(norm)):
             raise TrainingDiverged(self.step_count, locate_nonfinite(model, self.loss.fn, Xb, yb))
         if self.cfg.optimizer.clip_norm:
-            clip_grad_norm(model, self.cfg.optimizer.clip_norm, np.sqrt(norm_sq))
+            clip_grad_norm(model, self.cfg.optimizer.clip_norm, norm)
         self.optimizer.step(model, lr)
         self.step_count += 1
         return total, correct
@@ -137,76 +136,82 @@ class Trainer:
         self.model.backward(dout, input_grad=False)
         return value, count_correct(self.loss, out, y) if self.loss.classification else 0
 
-    def _record_every(self, steps_per_epoch: int) -> int:
-        every = self.cfg.diagnostics.every
-        return every if every > 0 else steps_per_epoch
-
     def fit(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray | None = None,
             y_val: np.ndarray | None = None) -> History:
         """Train from the current epoch to the configured last one (or until early stopping)."""
-        tcfg, es = self.cfg.training, self.cfg.training.early_stopping
-        if len(X) == 0:
-            raise DataError("there are no training samples")
-        if self.epoch_state is not None and len(self.epoch_state["order"]) != len(X):
-            raise DataError(f"the interrupted epoch's batch order covers {len(self.epoch_state['order'])} samples, "
-                            f"the training data has {len(X)}")
-        bounds = batch_bounds(len(X), tcfg.batch_size)
-        schedule = Schedule(self.cfg.schedule, self.cfg.optimizer.lr, len(bounds), tcfg.epochs)
-        monitor = es.monitor if X_val is not None else "train_loss"
-        sign = -1.0 if monitor.endswith("acc") else 1.0  # minimise sign * metric
-        every = self._record_every(len(bounds))
+        self._check_training_data(X)
+        bounds = batch_bounds(len(X), self.cfg.training.batch_size)
+        schedule = Schedule(self.cfg.schedule, self.cfg.optimizer.lr, len(bounds), self.cfg.training.epochs)
         # every batch is gathered into this one array: no batch-sized allocation per step
         batch = np.empty((max(hi - lo for lo, hi in bounds), *X.shape[1:]), dtype=X.dtype)  # (B, D)
         self.model.train()
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # non-finite values are caught per step
-            for epoch in range(self.epoch + 1, tcfg.epochs + 1):
-                start = time.perf_counter()
-                state = self.epoch_state or {"order": self.rng.permutation(len(X)) if tcfg.shuffle else np.arange(len(X)),
-                                             "next_batch": 0, "loss_sum": 0.0, "correct": 0, "seconds": 0.0}
-                self.epoch_state = None
-                order = state["order"]
-                lr = schedule.lr(max(self.step_count - 1, 0))
-                for b in range(state["next_batch"], len(bounds)):
-                    lo, hi = bounds[b]
-                    idx = order[lo:hi]
+            for epoch in range(self.epoch + 1, self.cfg.training.epochs + 1):
+                started = time.perf_counter()
+                position = self._start_epoch(len(X))
+                lr = schedule.lr(max(self.step_count - 1, 0))  # the last step's, if no batch is left
+                for lo, hi in bounds[position.next_batch:]:
                     lr = schedule.lr(self.step_count)
-                    step = self.step_count
-                    record = self.recorder is not None and (step + 1) % every == 0
-                    before = {name: p[k].copy() for name, p, _, k in self.model.named_params()} if record else None
+                    idx = position.order[lo:hi]
                     Xb = np.take(X, idx, axis=0, out=batch[:hi - lo], mode="clip")  # idx is always in range
-                    value, right = self.train_step(Xb, y[idx], lr,
-                                                   self.recorder.record_activations(step) if record else None)
-                    if record:
-                        self.recorder.record_step(step, self.model, before)
-                    state["loss_sum"] += value * (hi - lo)
-                    state["correct"] += right
+                    loss, correct = self._train_batch(Xb, y[idx], lr, len(bounds))
+                    position.add_batch(loss, hi - lo, correct)
                     if self.stop_requested:
-                        state.update(next_batch=b + 1, seconds=state["seconds"] + time.perf_counter() - start)
-                        self.epoch_state = state
-                        self.on_checkpoint()
-                        raise TrainingInterrupted()
-                row = {"epoch": epoch, "lr": lr, "train_loss": state["loss_sum"] / len(X)}
-                if self.loss.classification:
-                    row["train_acc"] = state["correct"] / len(X)
-                if X_val is not None:
-                    row.update({f"val_{k}": v for k, v in evaluate(self.model, self.loss, X_val, y_val).items()})
-                row["seconds"] = state["seconds"] + time.perf_counter() - start
-                self.history.append(row)
-                self.epoch = epoch
-                self.on_epoch(row)
-                value = sign * row[monitor]
-                if value < self.best_value - es.min_delta:
-                    self.best_value, self.bad_epochs = value, 0
-                    self.best = {"epoch": epoch, "metrics": dict(row),
-                                 "state": {k: v.copy() for k, v in self.model.state().items()}}
-                else:
-                    self.bad_epochs += 1
-                self.stopped_early = bool(es.patience) and self.bad_epochs >= es.patience
-                if tcfg.checkpoint_every and (epoch % tcfg.checkpoint_every == 0 or self.stopped_early
-                                              or epoch == tcfg.epochs):
-                    self.on_checkpoint()
-                if self.stopped_early:
+                        self._interrupt(position, started)
+                row = self._epoch_metrics(epoch, lr, position, started, X_val, y_val)
+                self._end_epoch(row)
+                if self.early_stopping.stopped:
                     break
-        if es.restore_best and es.patience and self.best:
-            self.model.load_state(self.best["state"])
+        self.early_stopping.restore(self.model)
         return self.history
+
+    def _check_training_data(self, X: np.ndarray) -> None:
+        if len(X) == 0:
+            raise DataError("there are no training samples")
+        if self.position is not None and len(self.position.order) != len(X):
+            raise DataError(f"the interrupted epoch's batch order covers {len(self.position.order)} samples, "
+                            f"the training data has {len(X)}")
+
+    def _start_epoch(self, n: int) -> EpochPosition:
+        """The interrupted epoch to finish, or a new epoch over ``n`` rows, shuffled by ``rng``
+        when ``training.shuffle``."""
+        position, self.position = self.position, None
+        if position is None:
+            position = EpochPosition(self.rng.permutation(n) if self.cfg.training.shuffle else np.arange(n))
+        return position
+
+    def _train_batch(self, Xb: np.ndarray, yb: np.ndarray, lr: float, steps_per_epoch: int) -> tuple[float, int]:
+        """``train_step``, recording diagnostics every ``diagnostics.every`` steps (0: once an epoch)."""
+        step, every = self.step_count, self.cfg.diagnostics.every or steps_per_epoch
+        if self.recorder is None or (step + 1) % every != 0:
+            return self.train_step(Xb, yb, lr)
+        before = {name: p[k].copy() for name, p, _, k in self.model.named_params()}
+        result = self.train_step(Xb, yb, lr, self.recorder.record_activations(step))
+        self.recorder.record_step(step, self.model, before)
+        return result
+
+    def _interrupt(self, position: EpochPosition, started: float) -> NoReturn:
+        """Keep the position inside the epoch, write a checkpoint, and stop."""
+        position.seconds += time.perf_counter() - started
+        self.position = position
+        self.on_checkpoint()
+        raise TrainingInterrupted()
+
+    def _epoch_metrics(self, epoch: int, lr: float, position: EpochPosition, started: float,
+                       X_val: np.ndarray | None, y_val: np.ndarray | None) -> dict:
+        """The epoch's row of the history: epoch, lr, train and validation metrics, seconds."""
+        row = {"epoch": epoch, "lr": lr, **position.train_metrics(self.loss.classification)}
+        if X_val is not None:
+            row.update({f"val_{k}": v for k, v in evaluate(self.model, self.loss, X_val, y_val).items()})
+        row["seconds"] = position.seconds + time.perf_counter() - started
+        return row
+
+    def _end_epoch(self, row: dict) -> None:
+        """Record the epoch, report it, update early stopping, and write a checkpoint when due."""
+        self.history.append(row)
+        self.epoch = row["epoch"]
+        self.on_epoch(row)
+        self.early_stopping.update(row, self.model)
+        every, last = self.cfg.training.checkpoint_every, self.cfg.training.epochs
+        if every and (self.epoch % every == 0 or self.early_stopping.stopped or self.epoch == last):
+            self.on_checkpoint()

@@ -1,0 +1,86 @@
+"""Early stopping: watch one metric per epoch, keep the best epoch's weights, and stop after
+``patience`` epochs in which it did not improve by more than ``min_delta``.
+
+Without a validation set the training loss is watched. The state is saved in checkpoints
+under the ``__meta__`` keys ``best``, ``best_value``, ``bad_epochs``, ``stopped_early`` and the
+arrays ``best/<model state name>``.
+"""
+
+import numpy as np
+
+from ..config import EarlyStoppingConfig
+from ..errors import ConfigError
+from .state_checks import is_count, is_number
+
+
+class EarlyStopping:
+    """Decides after each epoch whether training goes on, and remembers the best epoch.
+
+    ``best_value`` is the best watched value times ``sign`` (-1 for accuracies, 1 for losses),
+    so that lower is always better.
+    """
+
+    META_CHECKS = {
+        "bad_epochs": (is_count, "a count"),
+        "best_value": (lambda v: v is None or is_number(v), "a number or null"),
+        "best": (lambda v: v is None or (isinstance(v, dict) and is_count(v.get("epoch"))
+                                         and isinstance(v.get("metrics"), dict)), "null or the best epoch"),
+        "stopped_early": (lambda v: isinstance(v, bool), "true or false"),
+    }
+
+    def __init__(self, monitor: str = "val_loss", patience: int = 0, min_delta: float = 0.0,
+                 restore_best: bool = True):
+        self.monitor, self.patience, self.min_delta, self.restore_best = monitor, patience, min_delta, restore_best
+        self.best_value = np.inf
+        self.bad_epochs = 0
+        self.best_epoch: int | None = None
+        self.best_metrics: dict = {}
+        self.best_weights: dict[str, np.ndarray] = {}  # the model's state at the best epoch
+        self.stopped = False
+
+    @classmethod
+    def from_config(cls, cfg: EarlyStoppingConfig, classification: bool) -> "EarlyStopping":
+        """The configured early stopping for a loss that reports accuracy (``classification``) or not."""
+        if cfg.monitor.endswith("_acc") and not classification:
+            raise ConfigError(f"training.early_stopping.monitor is {cfg.monitor}, but this loss reports no "
+                              "accuracy; watch val_loss")
+        return cls(cfg.monitor, cfg.patience, cfg.min_delta, cfg.restore_best)
+
+    def watched(self, row: dict) -> str:
+        """The metric watched in an epoch's ``row``: the monitor, or train_loss without validation."""
+        return self.monitor if self.monitor in row else "train_loss"
+
+    def update(self, row: dict, model) -> bool:
+        """Take an epoch's metrics ``row`` and the ``model`` after it; return whether to stop."""
+        metric = self.watched(row)
+        sign = -1.0 if metric.endswith("acc") else 1.0
+        value = sign * row[metric]
+        if value < self.best_value - self.min_delta:
+            self.best_value, self.bad_epochs = value, 0
+            self.best_epoch, self.best_metrics = row["epoch"], dict(row)
+            self.best_weights = {k: v.copy() for k, v in model.state().items()}
+        else:
+            self.bad_epochs += 1
+        self.stopped = bool(self.patience) and self.bad_epochs >= self.patience
+        return self.stopped
+
+    def restore(self, model) -> None:
+        """Put the best epoch's weights back into ``model`` when early stopping is on (patience > 0)
+        and ``restore_best`` is set."""
+        if self.restore_best and self.patience and self.best_weights:
+            model.load_state(self.best_weights)
+
+    def state(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """(checkpoint ``__meta__`` entries, checkpoint arrays) of this object."""
+        best = None if self.best_epoch is None else {"epoch": self.best_epoch, "metrics": self.best_metrics}
+        meta = {"best": best, "best_value": float(self.best_value) if np.isfinite(self.best_value) else None,
+                "bad_epochs": self.bad_epochs, "stopped_early": self.stopped}
+        return meta, {f"best/{k}": v for k, v in self.best_weights.items()}
+
+    def load_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+        """Inverse of ``state``, from a checkpoint whose ``meta`` passed ``META_CHECKS``."""
+        self.bad_epochs, self.stopped = meta["bad_epochs"], meta["stopped_early"]
+        self.best_value = np.inf if meta["best_value"] is None else meta["best_value"]
+        best = meta["best"] or {"epoch": None, "metrics": {}}
+        self.best_epoch, self.best_metrics = best["epoch"], best["metrics"]
+        self.best_weights = {k[5:]: v for k, v in arrays.items() if k.startswith("best/")} if meta["best"] else {}
