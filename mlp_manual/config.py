@@ -19,6 +19,7 @@ import yaml
 
 from .errors import ConfigError
 from .init import init_names
+from .layers.registry import check_spec
 
 DATASET_NAMES = ("xor", "moons", "circles", "spirals", "blobs", "sine", "csv",
                  "digits", "mnist1d", "mnist", "fashion_mnist")
@@ -27,9 +28,10 @@ OPTIMIZER_NAMES = ("sgd", "rmsprop", "adam", "adamw")
 SCHEDULE_NAMES = ("constant", "step", "exponential", "cosine")
 
 
-def _opt(default, *, check=None, must="", choices=None):
-    """A field with a default and an optional range check or list of choices."""
-    return field(default=default, metadata={"check": check, "must": must, "choices": choices})
+def _opt(default, *, check=None, must="", choices=None, each=None):
+    """A field with a default and an optional range check or list of choices; ``each(item, key)``
+    checks and normalises every item of a list."""
+    return field(default=default, metadata={"check": check, "must": must, "choices": choices, "each": each})
 
 
 positive = {"check": lambda v: v > 0, "must": "be > 0"}
@@ -60,7 +62,7 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    layers: tuple = ({"type": "linear", "units": 16}, {"type": "relu"}, {"type": "linear"})
+    layers: tuple = _opt(({"type": "linear", "units": 16}, {"type": "relu"}, {"type": "linear"}), each=check_spec)
     init: str = _opt("he_uniform", choices=tuple(init_names()))
 
 
@@ -199,49 +201,13 @@ def _build(cls, raw, where: str, source: str):
                               f"got {v!r}" + _suggest(str(v), meta["choices"]))
         if meta.get("check") and v is not None and not meta["check"](v):
             raise ConfigError(f"{source}: {key} must {meta['must']}, got {v!r}")
-        if key == "model.layers":
-            v = tuple(_layer_spec(s, f"model.layers[{i}]", source) for i, s in enumerate(v))
+        if meta.get("each"):
+            try:
+                v = tuple(meta["each"](item, f"{key}[{i}]") for i, item in enumerate(v))
+            except ConfigError as e:
+                raise ConfigError(f"{source}: {e}") from None
         values[f.name] = v
     return cls(**values)
-
-
-def _layer_spec(spec, where: str, source: str) -> dict:
-    """Normalise ``relu`` or ``{type: linear, units: 8}`` to a checked dict."""
-    from .layers import LAYER_TYPES
-    from .model import layer_options
-
-    if isinstance(spec, str):
-        spec = {"type": spec}
-    if not isinstance(spec, dict) or "type" not in spec:
-        raise ConfigError(f"{source}: {where} must be a layer name or a mapping with a 'type' key, got {spec!r}")
-    t = spec["type"]
-    if not isinstance(t, str) or t not in LAYER_TYPES:
-        raise ConfigError(f"{source}: {where}: unknown layer type {t!r}{_suggest(str(t), LAYER_TYPES)}; "
-                          f"valid types: {', '.join(LAYER_TYPES)}")
-    allowed = layer_options(t)
-    for k, v in spec.items():
-        if k == "type":
-            continue
-        if k not in allowed:
-            raise ConfigError(f"{source}: {where}: unknown option '{k}' for {t}{_suggest(str(k), allowed)}; "
-                              f"{t} takes: {', '.join(allowed) or 'no options'}")
-        if k == "units" and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise ConfigError(f"{source}: {where}.units must be a positive integer, got {v!r}")
-        if k == "init" and v not in init_names():
-            raise ConfigError(f"{source}: {where}.init must be one of {', '.join(init_names())}; got {v!r}")
-        if k in ("p", "slope", "eps", "momentum") and (isinstance(v, bool) or not isinstance(v, (int, float))):
-            raise ConfigError(f"{source}: {where}.{k} must be a number, got {v!r}")
-        if k == "p" and not 0 <= v < 1:
-            raise ConfigError(f"{source}: {where}.p must be in [0, 1), got {v!r}")
-        if k == "eps" and not 0 < v < math.inf:
-            raise ConfigError(f"{source}: {where}.eps must be > 0, got {v!r}")
-        if k == "momentum" and not 0 <= v <= 1:
-            raise ConfigError(f"{source}: {where}.momentum must be in [0, 1], got {v!r}")
-        if k == "slope" and not math.isfinite(v):
-            raise ConfigError(f"{source}: {where}.slope must be a finite number, got {v!r}")
-        if k == "bias" and not isinstance(v, bool):
-            raise ConfigError(f"{source}: {where}.bias must be true or false, got {v!r}")
-    return dict(spec)
 
 
 def parse_override(text: str) -> tuple[list[str], object]:
