@@ -7,14 +7,17 @@ naming the key and the file (or ``--set``) for an unknown key, a wrong type or a
 
 from dataclasses import dataclass, field
 
+from ..datasets.load import LOADERS
 from ..init import init_names
 from ..layers.registry import check_spec
+from ..losses import LOSSES
+from ..optimizers import OPTIMIZERS
+from ..schedules import SCHEDULES
 
-DATASET_NAMES = ("xor", "moons", "circles", "spirals", "blobs", "sine", "csv",
-                 "digits", "mnist1d", "mnist", "fashion_mnist")
-LOSS_NAMES = ("softmax_cross_entropy", "bce_with_logits", "mse")
-OPTIMIZER_NAMES = ("sgd", "rmsprop", "adam", "adamw")
-SCHEDULE_NAMES = ("constant", "step", "exponential", "cosine")
+DATASET_NAMES = tuple(LOADERS)
+LOSS_NAMES = tuple(LOSSES)
+OPTIMIZER_NAMES = tuple(OPTIMIZERS)
+SCHEDULE_NAMES = tuple(SCHEDULES)
 
 
 def _opt(default, *, check=None, must="", choices=None, each=None):
