@@ -4,6 +4,8 @@ The library raises these; only the command-line layer turns them into one-line m
 Every one is a ``ValueError`` so that callers who do not know our types still catch them.
 """
 
+import difflib
+
 
 class MLPManualError(ValueError):
     """Base class of every error mlp-manual raises for a mistake in its input."""
@@ -54,3 +56,9 @@ class TrainingWarning(UserWarning):
     def __init__(self, kind: str, message: str):
         self.kind = kind
         super().__init__(message)
+
+
+def did_you_mean(word: str, options, prefix: str = "") -> str:
+    """`` (did you mean 'prefix<closest option>'?)`` when an option is close to ``word``, else ""."""
+    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return f" (did you mean '{prefix}{close[0]}'?)" if close else ""

@@ -3,12 +3,10 @@
 N = batch size, D = input features, K = output units.
 """
 
-import inspect
-
 import numpy as np
 
 from .errors import ConfigError, LayerError
-from .layers import LAYER_TYPES, TYPE_NAMES, Layer, Linear
+from .layers import Layer, registry
 
 
 class Model:
@@ -92,12 +90,7 @@ class Model:
 
     def input_width(self) -> int | None:
         """Input features expected by the first layer that fixes them, if any."""
-        for layer in self.layers:
-            if isinstance(layer, Linear):
-                return layer.in_features
-            if hasattr(layer, "features"):
-                return layer.features
-        return None
+        return next((w for w in map(registry.input_width, self.layers) if w is not None), None)
 
     def output_width(self, width: int) -> int:
         """Output units for ``width`` input features."""
@@ -121,55 +114,32 @@ class Model:
 
     def spec(self) -> list[dict]:
         """JSON description of the layers: enough to rebuild the model without its weights."""
-        return [{"type": TYPE_NAMES.get(type(layer), type(layer).__name__), **layer.config()}
-                for layer in self.layers]
+        return [registry.layer_spec(layer) for layer in self.layers]
 
     def __repr__(self) -> str:
         inner = "".join(f"\n  ({i}): {layer!r}" for i, layer in enumerate(self.layers))
         return f"Model({inner}\n)"
 
 
-def make_layer(type_name: str, kwargs: dict, rng: np.random.Generator, dtype) -> Layer:
-    """Construct a built-in layer by config name, handing it rng and dtype if it takes them."""
-    cls = LAYER_TYPES[type_name]
-    accepted = inspect.signature(cls).parameters
-    extra = {k: v for k, v in (("rng", rng), ("dtype", dtype)) if k in accepted}
-    return cls(**kwargs, **extra)
-
-
-def layer_options(type_name: str) -> list[str]:
-    """Config keys a layer type accepts (widths are inferred, so they are not listed)."""
-    if type_name == "linear":
-        return ["units", "init", "bias"]
-    params = inspect.signature(LAYER_TYPES[type_name]).parameters
-    return [k for k in params if k not in ("rng", "dtype", "features")]
-
-
 def build_model(layer_specs: list[dict], input_width: int, output_width: int,
                 rng: np.random.Generator, dtype=np.float32, init: str = "he_uniform") -> Model:
     """Build a model from config layer specs such as ``{"type": "linear", "units": 8}``.
 
-    Widths are inferred: a Linear takes the current width as input; the last Linear may
-    omit ``units`` to get ``output_width``; normalisation layers take the current width.
+    Widths follow each type's width rule in the layer registry: a linear layer takes the
+    current width as input and the last one may omit ``units`` to get ``output_width``;
+    normalisation layers take the current width. ``init`` is the weight init of every layer
+    whose spec does not name one.
     """
-    last_linear = max((i for i, s in enumerate(layer_specs) if s["type"] == "linear"), default=None)
+    last = registry.output_layer(layer_specs)
     layers, width = [], input_width
     for i, spec in enumerate(layer_specs):
-        kwargs = {k: v for k, v in spec.items() if k != "type"}
-        t = spec["type"]
-        if t == "linear":
-            units = kwargs.pop("units", None)
-            if units is None:
-                if i != last_linear:
-                    raise ConfigError(f"model.layers[{i}]: linear needs 'units' (only the last linear may omit it)")
-                units = output_width
-            kwargs = {"in_features": width, "out_features": units, "init": kwargs.pop("init", init), **kwargs}
-        elif "features" in inspect.signature(LAYER_TYPES[t]).parameters:
-            kwargs["features"] = width
+        layer_type = registry.LAYERS[spec["type"]]
         try:
-            layer = make_layer(t, kwargs, rng, dtype)
+            layer = layer_type.build(spec, width, rng, dtype, output_width if i == last else None, {"init": init})
+        except ConfigError as e:
+            raise ConfigError(f"model.layers[{i}]: {e}") from None
         except LayerError as e:
-            raise ConfigError(f"model.layers[{i}] ({t}): {e}") from None
+            raise ConfigError(f"model.layers[{i}] ({layer_type.name}): {e}") from None
         layers.append(layer)
         width = layer.output_width(width)
     return Model(layers)

@@ -10,9 +10,17 @@ freed every step, can make the C allocator return its pages to the kernel and fa
 again on the next step. The formula each update computes is in its comment.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from .config import OptimizerConfig
+from .errors import ConfigError, did_you_mean
+
+if TYPE_CHECKING:
+    from .config import OptimizerConfig
 
 
 class Optimizer:
@@ -164,15 +172,20 @@ class AdamW(Adam):
         super().update(name, p, g, lr)
 
 
+OPTIMIZERS: dict[str, Callable[[OptimizerConfig], Optimizer]] = {
+    "sgd": lambda cfg: SGD(cfg.momentum, cfg.nesterov, cfg.weight_decay),
+    "rmsprop": lambda cfg: RMSProp(cfg.rho, cfg.eps, cfg.weight_decay),
+    "adam": lambda cfg: Adam(cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay),
+    "adamw": lambda cfg: AdamW(cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay),
+}
+
+
 def make_optimizer(cfg: OptimizerConfig) -> Optimizer:
-    """The optimizer a config names, with its hyperparameters."""
-    if cfg.name == "sgd":
-        return SGD(cfg.momentum, cfg.nesterov, cfg.weight_decay)
-    if cfg.name == "rmsprop":
-        return RMSProp(cfg.rho, cfg.eps, cfg.weight_decay)
-    if cfg.name == "adam":
-        return Adam(cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay)
-    return AdamW(cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay)
+    """The optimizer a config names (a key of ``OPTIMIZERS``), with its hyperparameters."""
+    if cfg.name not in OPTIMIZERS:
+        raise ConfigError(f"optimizer.name must be one of {', '.join(OPTIMIZERS)}; got {cfg.name!r}"
+                          + did_you_mean(str(cfg.name), OPTIMIZERS))
+    return OPTIMIZERS[cfg.name](cfg)
 
 
 def l2_norm(*arrays: np.ndarray) -> float:

@@ -5,11 +5,19 @@ import math
 import numpy as np
 import pytest
 
-from mlp_manual.config import OptimizerConfig, ScheduleConfig, config_from_dict
+from mlp_manual.config import (
+    OPTIMIZER_NAMES,
+    SCHEDULE_NAMES,
+    OptimizerConfig,
+    ScheduleConfig,
+    config_from_dict,
+)
+from mlp_manual.errors import ConfigError
 from mlp_manual.layers import Linear, Tanh
 from mlp_manual.losses import LOSSES
 from mlp_manual.model import Model
 from mlp_manual.optimizers import (
+    OPTIMIZERS,
     SGD,
     Adam,
     AdamW,
@@ -19,7 +27,7 @@ from mlp_manual.optimizers import (
     l2_norm,
     make_optimizer,
 )
-from mlp_manual.schedules import Schedule
+from mlp_manual.schedules import SCHEDULES, Schedule
 from mlp_manual.training.trainer import Trainer
 
 
@@ -200,3 +208,18 @@ def test_schedules():
     assert cos[0] == 0.1 and cos[9] == 1.0  # linear warmup over 10 steps
     assert np.isclose(cos[10], 1.0) and np.isclose(cos[55], 0.55) and cos[99] > 0.1
     assert all(a >= b for a, b in zip(cos[10:], cos[11:]))
+
+
+def test_the_config_lists_the_optimizer_and_schedule_names_their_registries_hold():
+    assert OPTIMIZER_NAMES == tuple(OPTIMIZERS) == ("sgd", "rmsprop", "adam", "adamw")
+    assert SCHEDULE_NAMES == tuple(SCHEDULES) == ("constant", "step", "exponential", "cosine")
+    assert [type(make_optimizer(OptimizerConfig(name=n))) for n in OPTIMIZER_NAMES] == [SGD, RMSProp, Adam, AdamW]
+
+
+def test_an_unknown_optimizer_or_schedule_name_is_a_config_error_not_a_fallback():
+    with pytest.raises(ConfigError) as e:
+        make_optimizer(OptimizerConfig(name="adma"))
+    assert str(e.value) == "optimizer.name must be one of sgd, rmsprop, adam, adamw; got 'adma' (did you mean 'adam'?)"
+    with pytest.raises(ConfigError) as e:
+        Schedule(ScheduleConfig(name="linear"), 1.0, steps_per_epoch=10, epochs=10)
+    assert str(e.value) == "schedule.name must be one of constant, step, exponential, cosine; got 'linear'"

@@ -3,16 +3,21 @@
 N = samples, D = features.
 """
 
+from __future__ import annotations
+
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..config import DataConfig
 from ..errors import DataError
 from . import real, synthetic
 from .csvfile import read_csv
 from .dataset import Dataset, check_arrays, preprocess, split
+
+if TYPE_CHECKING:
+    from ..config import DataConfig
 
 
 def _generated(fn, **keys) -> Callable[[DataConfig, np.random.Generator], Dataset]:

@@ -9,17 +9,22 @@ so an installed wheel has them too). ``mnist`` and ``fashion_mnist`` are found w
 N = samples, D = features (pixels).
 """
 
+from __future__ import annotations
+
 import gzip
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..config import DataConfig
 from ..errors import DataError
 from . import datadir
 from .dataset import Dataset, split
 from .idx import read_images_labels
+
+if TYPE_CHECKING:
+    from ..config import DataConfig
 
 SHIPPED_DIR = Path(__file__).with_name("files")
 DIGITS_FILE = SHIPPED_DIR / "digits.csv.gz"

@@ -9,13 +9,10 @@ multiplied away.
 N = batch size, D = input features, C = classes, K = output units.
 """
 
-import inspect
-
 import numpy as np
 
-from ..layers import LAYER_TYPES
+from ..layers.registry import LAYERS, LayerType
 from ..losses import LOSSES
-from ..model import make_layer
 from .check import check_layer, check_loss
 from .report import SuiteReport
 
@@ -24,25 +21,29 @@ KINK_MARGIN = 0.1
 # the loss value near 0 is only known to ~1e-16 absolute, which finite differences turn into
 # ~1e-11: logits of this scale keep the gradient well above that noise.
 LOGIT_SCALE = 1.5
-LAYER_SHAPES = ((1, 5), (6, 3))  # (N, D); linear maps D to 4, so its weights are not square
+LAYER_SHAPES = ((1, 5), (6, 3))  # (N, D)
+OUTPUT_WIDTH = 4  # linear maps D to 4, so its weights are not square
 LOSS_SHAPES = {"softmax_cross_entropy": ((1, 3), (7, 5)), "bce_with_logits": ((1, 1), (7, 1), (5, 3)),
                "mse": ((1, 1), (7, 3))}  # (N, C) or (N, K)
-MODES = {"dropout": ("train", "eval"), "batchnorm": ("train", "eval")}  # the layers whose modes differ
 OPTIONS = {"leaky_relu": {"slope": 0.2}, "dropout": {"p": 0.5}}
 NOTES = (f"inputs are drawn at least {KINK_MARGIN} away from 0, the kink of relu and leaky_relu",
          "dropout is checked with one fixed mask; batch norm with its running statistics held fixed",
          "batchnorm in train mode is not checked at batch 1: batch statistics need at least 2 rows")
 
 
+def modes_of(layer_type: LayerType) -> tuple[str | None, ...]:
+    """The modes a layer type is checked in: train and eval where they differ, else one."""
+    return ("train", "eval") if layer_type.cls.modes_differ else (None,)
+
+
+MODES = {name: modes_of(t) for name, t in LAYERS.items() if t.cls.modes_differ}  # the built-ins with two
+
+
 def builtin_layer(name: str, width: int, rng: np.random.Generator):
-    """A float64 built-in layer of type ``name`` for ``width`` input features, its parameters
+    """A float64 layer of registered type ``name`` for ``width`` input features, its parameters
     and running statistics moved off their initial values."""
-    kwargs = dict(OPTIONS.get(name, {}))
-    if name == "linear":
-        kwargs.update(in_features=width, out_features=4)
-    elif "features" in inspect.signature(LAYER_TYPES[name]).parameters:
-        kwargs["features"] = width
-    layer = make_layer(name, kwargs, np.random.default_rng(rng.integers(2**32)), np.float64)
+    layer = LAYERS[name].build(OPTIONS.get(name, {}), width, np.random.default_rng(rng.integers(2**32)),
+                               np.float64, output_width=OUTPUT_WIDTH)
     for k, p in layer.params.items():
         layer.params[k] = p + rng.normal(size=p.shape) * 0.5
     if "running_var" in layer.buffers:
@@ -57,7 +58,7 @@ def away_from_kinks(x: np.ndarray) -> np.ndarray:
 
 
 def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -> SuiteReport:
-    """Check every layer in LAYER_TYPES and every loss in LOSSES.
+    """Check every registered layer type and every loss in LOSSES.
 
     Inputs: layer_shapes, the (N, D) inputs each layer is checked on; loss_shapes, name ->
     (N, K) logits (LOSS_SHAPES by default); settings as for ``check_layer`` (seed draws every
@@ -66,10 +67,10 @@ def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -
     """
     rng = np.random.default_rng(settings.get("seed", 0))
     reports = []
-    for name in LAYER_TYPES:
+    for name, layer_type in LAYERS.items():
         for n, d in layer_shapes:
-            for mode in MODES.get(name, (None,)):
-                if name == "batchnorm" and mode == "train" and n < 2:
+            for mode in modes_of(layer_type):
+                if mode == "train" and n < layer_type.cls.min_train_rows:
                     continue
                 layer = builtin_layer(name, d, rng)
                 x = away_from_kinks(rng.normal(size=(n, d)) * 2)  # (N, D)

@@ -28,6 +28,8 @@ class Identity(Layer):
 class ReLU(Layer):
     """out = max(x, 0). At x == 0 the subgradient 0 is used."""
 
+    unit_state = "dead"
+
     def __init__(self):
         super().__init__()
         self.x = None
@@ -46,9 +48,14 @@ class ReLU(Layer):
         # fwd: out = max(x, 0)  =>  dx = dout * (x > 0)
         return dout * (x > 0)
 
+    def stuck(self, out):
+        return out <= 0
+
 
 class LeakyReLU(Layer):
     """out = x where x > 0, slope * x elsewhere."""
+
+    unit_state = "dead"
 
     def __init__(self, slope: float = 0.01):
         super().__init__()
@@ -64,6 +71,9 @@ class LeakyReLU(Layer):
         # fwd: out = where(x > 0, x, slope * x)  =>  dx = dout * where(x > 0, 1, slope)
         return np.where(x > 0, dout, dout * dout.dtype.type(self.slope))
 
+    def stuck(self, out):
+        return self.x <= 0
+
     def config(self):
         return {"slope": self.slope}
 
@@ -76,6 +86,8 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
 
 class Sigmoid(Layer):
     """out = 1 / (1 + exp(-x)), stable for large |x|."""
+
+    unit_state = "saturated"
 
     def __init__(self):
         super().__init__()
@@ -90,9 +102,14 @@ class Sigmoid(Layer):
         # fwd: s = sigmoid(x)  =>  dx = dout * s * (1 - s)
         return dout * s * (1 - s)
 
+    def stuck(self, out):
+        return np.abs(2 * out - 1) > 0.99  # beyond 0.99 of the way from 0.5 to 0 or 1
+
 
 class Tanh(Layer):
     """out = tanh(x)."""
+
+    unit_state = "saturated"
 
     def __init__(self):
         super().__init__()
@@ -106,6 +123,9 @@ class Tanh(Layer):
         t = self.saved(self.out)
         # fwd: t = tanh(x)  =>  dx = dout * (1 - t**2)
         return dout * (1 - t * t)
+
+    def stuck(self, out):
+        return np.abs(out) > 0.99
 
 
 class GELU(Layer):

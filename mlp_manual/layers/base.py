@@ -28,6 +28,12 @@ from ..errors import LayerError
 class Layer:
     """Base class: holds the dicts, the mode switch, and the backward-before-forward guard."""
 
+    modes_differ = False  # computes differently in training and evaluation mode
+    min_train_rows = 1  # the smallest batch forward accepts in training mode
+    # What diagnostics count in the output: "dead" units (zero for a whole batch: the ReLU
+    # family) or "saturated" ones (at the ends of their range for a whole batch); see ``stuck``.
+    unit_state: str | None = None
+
     def __init__(self):
         self.params: dict[str, np.ndarray] = {}
         self.grads: dict[str, np.ndarray] = {}
@@ -60,6 +66,11 @@ class Layer:
     def output_width(self, width: int) -> int:
         """Output features for ``width`` input features (unchanged unless overridden)."""
         return width
+
+    def stuck(self, out: np.ndarray) -> np.ndarray:
+        """(N, H) booleans: the entries of the last forward's output ``out`` that are dead or
+        saturated, as ``unit_state`` says (only layers that set it define this)."""
+        raise NotImplementedError
 
     def saved(self, value):
         """Return a forward-pass cache entry, or raise if forward has not run."""

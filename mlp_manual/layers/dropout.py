@@ -12,6 +12,8 @@ from .base import Layer
 class Dropout(Layer):
     """Inverted dropout, masks drawn from the generator it is given; identity in eval mode."""
 
+    modes_differ = True
+
     def __init__(self, p: float = 0.5, *, rng: np.random.Generator):
         super().__init__()
         if not 0.0 <= p < 1.0:

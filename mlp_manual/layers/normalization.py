@@ -102,6 +102,9 @@ class BatchNorm1d(_ScaleShift):
     Params: gamma (D,) = 1, beta (D,) = 0. Buffers: running_mean (D,) = 0, running_var (D,) = 1.
     """
 
+    modes_differ = True
+    min_train_rows = 2  # a variance needs two rows
+
     def __init__(self, features: int, momentum: float = 0.1, eps: float = 1e-5, dtype=np.float32):
         if not 0.0 <= momentum <= 1.0:
             raise LayerError(f"batchnorm momentum must be in [0, 1], got {momentum}")
@@ -115,8 +118,8 @@ class BatchNorm1d(_ScaleShift):
         eps = x.dtype.type(self.eps)
         if self.training:
             n = x.shape[0]
-            if n < 2:
-                raise LayerError("BatchNorm1d needs at least 2 rows per batch in training mode")
+            if n < self.min_train_rows:
+                raise LayerError(f"BatchNorm1d needs at least {self.min_train_rows} rows per batch in training mode")
             mean = x.mean(axis=0)  # (D,)
             var = x.var(axis=0)  # (D,), biased: the one that normalises
             m = x.dtype.type(self.momentum)

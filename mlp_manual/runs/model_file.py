@@ -4,7 +4,6 @@ The archive holds one array per parameter and buffer (``layers.<i>.<key>``) and 
 string ``__spec__`` describing the layers, read back with ``allow_pickle=False``.
 """
 
-import inspect
 import json
 import math
 import os
@@ -16,9 +15,8 @@ import numpy as np
 
 from ..errors import ModelFileError
 from ..files import write_npz
-from ..init import init_names
-from ..layers import LAYER_TYPES
-from ..model import Model, make_layer
+from ..layers.registry import LAYERS, LayerType
+from ..model import Model
 
 FORMAT = "mlp-manual-model/1"
 
@@ -118,44 +116,46 @@ def spec_of(arrays: dict[str, np.ndarray], path) -> dict:
     return spec
 
 
-def _layer_kwargs(i: int, layer_spec, arrays: dict[str, np.ndarray], path) -> tuple[str, dict]:
-    """Check one layer's JSON description before anything is allocated for it.
+def _layer_kwargs(i: int, layer_spec, arrays: dict[str, np.ndarray], path) -> tuple[LayerType, dict]:
+    """Check one layer's JSON description against the layer registry before anything is
+    allocated for it.
 
-    Every option must be one the layer's constructor takes, of the type of its default
-    (widths: positive integers); the widths must be dimensions of the layer's stored arrays,
-    and their product no larger than those arrays, so a spec cannot ask for more memory than
-    the file holds.
+    Every option must be one its type takes, of its kind (numbers finite); the widths must be
+    positive integers that are dimensions of the layer's stored arrays, and their product no
+    larger than those arrays, so a spec cannot ask for more memory than the file holds. Option
+    ranges are checked last, as the layer's constructor would.
     """
     if not isinstance(layer_spec, dict):
         raise ModelFileError(f"{path}: layer {i} is {layer_spec!r}, not a layer description")
     kwargs = dict(layer_spec)
     name = kwargs.pop("type", None)
-    if not isinstance(name, str) or name not in LAYER_TYPES:
+    layer_type = LAYERS.get(name) if isinstance(name, str) else None
+    if layer_type is None:
         raise ModelFileError(f"{path}: layer {i} has unknown type {name!r}")
-    params = {k: p for k, p in inspect.signature(LAYER_TYPES[name]).parameters.items() if k not in ("rng", "dtype")}
     stored = [a for k, a in arrays.items() if k.startswith(f"layers.{i}.")]
     dims = {d for a in stored for d in a.shape}
     widths = 1
     for k, v in kwargs.items():
-        if k not in params:
-            raise ModelFileError(f"{path}: layer {i} ({name}) has unknown option {k!r}")
-        default = params[k].default
-        if default is inspect.Parameter.empty:  # a width
+        if k in layer_type.widths.names:
             if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v not in dims:
                 raise ModelFileError(f"{path}: layer {i} ({name}) has {k} {v!r}, which its stored arrays "
                                      f"(dimensions {sorted(dims)}) do not have")
             widths *= v
-        elif isinstance(default, bool):
-            ok = isinstance(v, bool)
-        elif isinstance(default, str):
-            ok = isinstance(v, str) and (k != "init" or v in init_names())
+        elif k in layer_type.options:
+            option = layer_type.options[k]
+            if not option.kind.accepts(v) or (isinstance(v, float) and not math.isfinite(v)):
+                raise ModelFileError(f"{path}: layer {i} ({name}) has {k} {v!r}, expected a value like "
+                                     f"{option.default!r}")
         else:
-            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-        if default is not inspect.Parameter.empty and not ok:
-            raise ModelFileError(f"{path}: layer {i} ({name}) has {k} {v!r}, expected a value like {default!r}")
+            raise ModelFileError(f"{path}: layer {i} ({name}) has unknown option {k!r}")
     if widths > sum(a.size for a in stored) + 1:
         raise ModelFileError(f"{path}: layer {i} ({name}) has widths larger than its stored arrays")
-    return name, kwargs
+    for k, v in kwargs.items():
+        option = layer_type.options.get(k)
+        if option is not None and not option.in_range(v):
+            raise ModelFileError(f"{path}: layer {i} ({name}) cannot be rebuilt: {name} {k} must {option.must}, "
+                                 f"got {v!r}")
+    return layer_type, kwargs
 
 
 def model_from_arrays(arrays: dict[str, np.ndarray], path) -> Model:
@@ -164,11 +164,11 @@ def model_from_arrays(arrays: dict[str, np.ndarray], path) -> Model:
     dtype = np.dtype(spec.get("dtype", "float32"))
     layers = []
     for i, layer_spec in enumerate(spec["layers"]):
-        name, kwargs = _layer_kwargs(i, layer_spec, arrays, path)
+        layer_type, kwargs = _layer_kwargs(i, layer_spec, arrays, path)
         try:
-            layers.append(make_layer(name, kwargs, np.random.default_rng(0), dtype))
+            layers.append(layer_type.make(kwargs, np.random.default_rng(0), dtype))
         except (TypeError, ValueError) as e:
-            raise ModelFileError(f"{path}: layer {i} ({name}) cannot be rebuilt: {e}") from None
+            raise ModelFileError(f"{path}: layer {i} ({layer_type.name}) cannot be rebuilt: {e}") from None
     model = Model(layers)
     expected = model.state()
     missing = [k for k in expected if k not in arrays]

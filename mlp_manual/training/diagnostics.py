@@ -13,7 +13,6 @@ import numpy as np
 
 from ..config import DiagnosticsConfig
 from ..errors import TrainingWarning
-from ..layers import LeakyReLU, ReLU, Sigmoid, Tanh
 from ..optimizers import l2_norm as _norm
 
 
@@ -26,16 +25,12 @@ def forward_watched(model, x: np.ndarray, watch) -> np.ndarray:
 
 
 def unit_fraction(layer, out: np.ndarray) -> tuple[str, float] | None:
-    """("dead_fraction", f) for ReLU-family layers, ("saturated_fraction", f) for sigmoid and tanh."""
-    if isinstance(layer, ReLU):
-        return "dead_fraction", float(np.mean(np.all(out <= 0, axis=0)))
-    if isinstance(layer, LeakyReLU):
-        return "dead_fraction", float(np.mean(np.all(layer.x <= 0, axis=0)))
-    if isinstance(layer, Tanh):
-        return "saturated_fraction", float(np.mean(np.all(np.abs(out) > 0.99, axis=0)))
-    if isinstance(layer, Sigmoid):
-        return "saturated_fraction", float(np.mean(np.all(np.abs(2 * out - 1) > 0.99, axis=0)))
-    return None
+    """("dead_fraction", f) or ("saturated_fraction", f), as the layer's ``unit_state`` says (the
+    ReLU family: dead; sigmoid and tanh: saturated): the fraction of units stuck for the whole batch."""
+    state = getattr(layer, "unit_state", None)
+    if state is None:
+        return None
+    return f"{state}_fraction", float(np.mean(np.all(layer.stuck(out), axis=0)))
 
 
 def gradient_table(model, lr: float | None = None, before: dict | None = None) -> str:

@@ -12,6 +12,7 @@ import numpy as np
 from ..config import Config
 from ..datasets import Dataset, load_dataset
 from ..errors import ConfigError
+from ..layers.registry import LAYERS
 from ..losses import LOSSES, LossSpec
 from ..model import Model, build_model
 
@@ -35,10 +36,10 @@ def prepare(cfg: Config) -> Experiment:
     if cfg.training.batch_size > len(data.X_train):
         raise ConfigError(f"training.batch_size {cfg.training.batch_size} is larger than the "
                           f"{len(data.X_train)} training samples")
-    if any(s["type"] == "batchnorm" for s in cfg.model.layers):
-        rows = cfg.training.batch_size // cfg.optimizer.accumulate  # the smallest micro-batch
-        if rows < 2:
-            raise ConfigError(f"batchnorm needs at least 2 rows per batch, but training.batch_size "
+    rows = cfg.training.batch_size // cfg.optimizer.accumulate  # the smallest micro-batch
+    for spec in cfg.model.layers:
+        if rows < (need := LAYERS[spec["type"]].cls.min_train_rows):
+            raise ConfigError(f"{spec['type']} needs at least {need} rows per batch, but training.batch_size "
                               f"{cfg.training.batch_size} split over optimizer.accumulate {cfg.optimizer.accumulate} "
                               f"gives {rows}")
     out_width = loss.output_width(data.n_classes, data.target_width)

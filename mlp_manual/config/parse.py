@@ -1,0 +1,164 @@
+"""From a parsed YAML document to a Config: type coercion, range and choice checks, and
+``--set`` overrides applied before the final check.
+
+Every error is a ConfigError naming the key and the file (or ``--set``). Nested keys are
+written with dots, as in ``--set optimizer.lr=0.05``.
+"""
+
+import dataclasses
+import math
+import re
+import types
+import typing
+
+import yaml
+
+from ..errors import ConfigError, did_you_mean
+from .schema import Config
+
+
+def _type_name(tp) -> str:
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in typing.get_args(tp) if a is not type(None))
+    return {int: "an integer", float: "a number", str: "a string", bool: "true or false",
+            tuple: "a list"}.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+_SCIENTIFIC = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
+def _coerce(value, tp, key: str, source: str):
+    """Check ``value`` against the annotation ``tp``; return it in canonical form."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        for a in args:
+            if a is type(None):
+                continue
+            try:
+                return _coerce(value, a, key, source)
+            except ConfigError:
+                pass
+        raise ConfigError(f"{source}: {key} must be {_type_name(tp)}, got {value!r}")
+    if dataclasses.is_dataclass(tp):
+        return _build(tp, value, key, source)
+    if tp is float and isinstance(value, str) and _SCIENTIFIC.fullmatch(value.strip()):
+        value = float(value)  # YAML 1.1 reads 1e-3 (no dot) as a string
+    ok = {bool: isinstance(value, bool),
+          int: isinstance(value, int) and not isinstance(value, bool),
+          float: isinstance(value, (int, float)) and not isinstance(value, bool),
+          str: isinstance(value, str),
+          tuple: isinstance(value, (list, tuple))}[tp]
+    if not ok:
+        raise ConfigError(f"{source}: {key} must be {_type_name(tp)}, got {value!r}")
+    if tp is float and not math.isfinite(value):
+        raise ConfigError(f"{source}: {key} must be a finite number, got {value!r}")
+    return float(value) if tp is float else tuple(value) if tp is tuple else value
+
+
+def _build(cls, raw, where: str, source: str):
+    """Validate a dict against dataclass ``cls`` and construct it."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: {where or 'the config'} must be a mapping of keys to values, got {raw!r}")
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls)]
+    prefix = f"{where}." if where else ""
+    for k in raw:
+        if k not in names:
+            raise ConfigError(f"{source}: unknown key '{prefix}{k}'" + did_you_mean(str(k), names, prefix))
+    values = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in raw:
+            continue
+        key = prefix + f.name
+        v = _coerce(raw[f.name], hints[f.name], key, source)
+        meta = f.metadata
+        if meta.get("choices") and v not in meta["choices"]:
+            raise ConfigError(f"{source}: {key} must be one of {', '.join(meta['choices'])}; "
+                              f"got {v!r}" + did_you_mean(str(v), meta["choices"]))
+        if meta.get("check") and v is not None and not meta["check"](v):
+            raise ConfigError(f"{source}: {key} must {meta['must']}, got {v!r}")
+        if meta.get("each"):
+            try:
+                v = tuple(meta["each"](item, f"{key}[{i}]") for i, item in enumerate(v))
+            except ConfigError as e:
+                raise ConfigError(f"{source}: {e}") from None
+        values[f.name] = v
+    return cls(**values)
+
+
+def parse_override(text: str) -> tuple[list[str], object]:
+    """``optimizer.lr=0.05`` -> (["optimizer", "lr"], 0.05); the value is a YAML scalar."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"--set {text!r}: expected KEY=VALUE, e.g. optimizer.lr=0.05")
+    try:
+        parsed = yaml.safe_load(value) if value.strip() else None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"--set {text!r}: the value is not valid YAML ({str(e).splitlines()[0]})") from None
+    return key.strip().split("."), parsed
+
+
+def _apply_override(raw: dict, path: list[str], value, text: str) -> None:
+    cls, node = Config, raw
+    for depth, part in enumerate(path):
+        last = depth == len(path) - 1
+        where = ".".join(path[:depth + 1])
+        if isinstance(node, list):
+            if not (part.isascii() and part.isdecimal()) or int(part) >= len(node):
+                raise ConfigError(f"--set {text!r}: {where} is not an index into a list of {len(node)}")
+            if last:
+                node[int(part)] = value
+                return
+            if isinstance(node[int(part)], str):
+                node[int(part)] = {"type": node[int(part)]}
+            node = node[int(part)]
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {text!r}: {where} is {node!r}, not a layer")
+            continue
+        if cls is None:  # inside a layer spec: keys are checked when the spec is validated
+            if last:
+                node[part] = value
+                return
+            raise ConfigError(f"--set {text!r}: {where} is not a section")
+        names = [f.name for f in dataclasses.fields(cls)]
+        if part not in names:
+            raise ConfigError(f"--set {text!r}: unknown key '{where}'"
+                              + did_you_mean(part, names, where.rpartition(".")[0] + "." if depth else ""))
+        if last:
+            node[part] = value
+            return
+        tp = typing.get_type_hints(cls)[part]
+        child = node.get(part)
+        if dataclasses.is_dataclass(tp):
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            cls, node = tp, child
+        elif tp is tuple:
+            if child is None:
+                child = node[part] = [dict(s) for s in getattr(cls(), part)]
+            if not isinstance(child, list):
+                raise ConfigError(f"--set {text!r}: {where} is {child!r}, not a list")
+            cls, node = None, child
+        else:
+            raise ConfigError(f"--set {text!r}: {'.'.join(path[:depth + 1])} is a value, not a section")
+
+
+def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
+    """Validate a parsed YAML document (plus ``--set`` overrides) into a Config."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: the config must be a mapping of sections, got {type(raw).__name__}")
+    raw = yaml.safe_load(yaml.safe_dump(raw))  # a deep copy that overrides can change
+    if not overrides:
+        return _build(Config, raw, "", source)
+    _build(Config, raw, "", source)  # errors in the file are reported against the file
+    for text in overrides:
+        path, value = parse_override(text)
+        _apply_override(raw, path, value, text)
+    return _build(Config, raw, "", f"{source} with --set {' '.join(overrides)}")

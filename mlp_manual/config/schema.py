@@ -1,0 +1,123 @@
+"""The shape of a run configuration: frozen dataclasses, one per section, each field with its
+default and its range check, its list of choices, or the check of each item of a list.
+
+Every key has a default; ``parse`` fills these from a YAML document and raises ConfigError
+naming the key and the file (or ``--set``) for an unknown key, a wrong type or a bad value.
+"""
+
+from dataclasses import dataclass, field
+
+from ..datasets.load import LOADERS
+from ..init import init_names
+from ..layers.registry import check_spec
+from ..losses import LOSSES
+from ..optimizers import OPTIMIZERS
+from ..schedules import SCHEDULES
+
+DATASET_NAMES = tuple(LOADERS)
+LOSS_NAMES = tuple(LOSSES)
+OPTIMIZER_NAMES = tuple(OPTIMIZERS)
+SCHEDULE_NAMES = tuple(SCHEDULES)
+
+
+def _opt(default, *, check=None, must="", choices=None, each=None):
+    """A field with a default and an optional range check or list of choices; ``each(item, key)``
+    checks and normalises every item of a list."""
+    return field(default=default, metadata={"check": check, "must": must, "choices": choices, "each": each})
+
+
+positive = {"check": lambda v: v > 0, "must": "be > 0"}
+non_negative = {"check": lambda v: v >= 0, "must": "be >= 0"}
+fraction = {"check": lambda v: 0 <= v < 1, "must": "be in [0, 1)"}
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    name: str = _opt("xor", choices=DATASET_NAMES)
+    n_samples: int = _opt(300, **positive)  # generated datasets
+    noise: float = _opt(0.1, **non_negative)
+    copies: int = _opt(1, **positive)  # xor: copies of the four points
+    arms: int = _opt(3, check=lambda v: v >= 2, must="be >= 2")  # spirals
+    centers: int = _opt(3, check=lambda v: v >= 2, must="be >= 2")  # blobs
+    path: str | None = None  # csv file
+    val_path: str | None = None  # csv: a validation file of the same layout (instead of val_fraction)
+    test_path: str | None = None  # csv: a test file of the same layout (instead of test_fraction)
+    target: int | str = -1  # csv: target column, index or header name
+    header: bool = True  # csv: the first row holds column names
+    delimiter: str = _opt(",", check=lambda v: len(v) == 1, must="be a single character")
+    task: str = _opt("classification", choices=("classification", "regression"))  # csv
+    val_fraction: float = _opt(0.2, **fraction)
+    test_fraction: float = _opt(0.0, **fraction)
+    preprocess: str = _opt("none", choices=("none", "scale", "standardize"))
+    data_dir: str | None = None  # where mnist / fashion_mnist files live
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    layers: tuple = _opt(({"type": "linear", "units": 16}, {"type": "relu"}, {"type": "linear"}), each=check_spec)
+    init: str = _opt("he_uniform", choices=tuple(init_names()))
+
+
+@dataclass(frozen=True)
+class OptimizerConfig:
+    name: str = _opt("adam", choices=OPTIMIZER_NAMES)
+    lr: float = _opt(0.001, **positive)
+    momentum: float = _opt(0.0, **fraction)  # sgd
+    nesterov: bool = False  # sgd
+    beta1: float = _opt(0.9, **fraction)  # adam, adamw
+    beta2: float = _opt(0.999, **fraction)  # adam, adamw
+    rho: float = _opt(0.9, **fraction)  # rmsprop
+    eps: float = _opt(1e-8, **positive)
+    weight_decay: float = _opt(0.0, **non_negative)
+    clip_norm: float | None = _opt(None, **positive)
+    accumulate: int = _opt(1, **positive)
+
+
+@dataclass(frozen=True)
+class ScheduleConfig:
+    name: str = _opt("constant", choices=SCHEDULE_NAMES)
+    step_size: int = _opt(10, **positive)  # step: epochs between decays
+    gamma: float = _opt(0.1, check=lambda v: 0 < v <= 1, must="be in (0, 1]")  # step, exponential
+    warmup_epochs: float = _opt(0.0, **non_negative)  # cosine
+    min_lr: float = _opt(0.0, **non_negative)  # cosine
+
+
+@dataclass(frozen=True)
+class EarlyStoppingConfig:
+    patience: int = _opt(0, **non_negative)  # epochs without improvement; 0 turns it off
+    min_delta: float = _opt(0.0, **non_negative)
+    monitor: str = _opt("val_loss", choices=("val_loss", "val_acc"))
+    restore_best: bool = True
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    epochs: int = _opt(100, **positive)
+    batch_size: int = _opt(32, **positive)
+    shuffle: bool = True
+    early_stopping: EarlyStoppingConfig = EarlyStoppingConfig()
+    checkpoint_every: int = _opt(1, **non_negative)  # epochs between checkpoints; 0 turns them off
+
+
+@dataclass(frozen=True)
+class DiagnosticsConfig:
+    enabled: bool = False
+    every: int = _opt(0, **non_negative)  # steps between records; 0 means once per epoch
+    vanishing: float = _opt(1e-7, **positive)  # grad norm / weight norm below this is VANISHING
+    explode_factor: float = _opt(10.0, check=lambda v: v > 1, must="be > 1")  # jump over the running median
+    max_grad_norm: float | None = _opt(None, **positive)  # a grad norm above this is EXPLODING
+    dead_fraction: float = _opt(0.5, check=lambda v: 0 < v <= 1, must="be in (0, 1]")
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str = "run"
+    seed: int = _opt(0, **non_negative)
+    dtype: str = _opt("float32", choices=("float32", "float64"))
+    data: DataConfig = DataConfig()
+    model: ModelConfig = ModelConfig()
+    loss: str = _opt("softmax_cross_entropy", choices=LOSS_NAMES)
+    optimizer: OptimizerConfig = OptimizerConfig()
+    schedule: ScheduleConfig = ScheduleConfig()
+    training: TrainingConfig = TrainingConfig()
+    diagnostics: DiagnosticsConfig = DiagnosticsConfig()

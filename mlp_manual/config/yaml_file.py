@@ -1,0 +1,55 @@
+"""Config files: reading YAML into a Config, and writing a resolved Config back as YAML."""
+
+import dataclasses
+import os
+from pathlib import Path
+
+import yaml
+
+from ..errors import ConfigError
+from .parse import config_from_dict
+from .schema import Config
+
+
+def load_config(path: str | os.PathLike, overrides=()) -> Config:
+    """Read and validate a YAML config; ``name`` defaults to the file's stem."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read the config ({e})") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
+    if isinstance(raw, dict) and "name" not in raw:
+        raw = {"name": path.stem, **raw}
+    return config_from_dict(raw, str(path), overrides)
+
+
+def config_to_dict(cfg: Config) -> dict:
+    """The fully resolved config as plain YAML-able types (tuples become lists)."""
+    def plain(v):
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [plain(x) for x in v]
+        return v
+    return plain(dataclasses.asdict(cfg))
+
+
+def with_absolute_paths(cfg: Config) -> Config:
+    """``cfg`` with its data file and folder paths made absolute against the current folder."""
+    d = cfg.data
+    fixed = {k: str(Path(v).resolve()) for k in ("path", "val_path", "test_path", "data_dir") if (v := getattr(d, k))}
+    return dataclasses.replace(cfg, data=dataclasses.replace(d, **fixed))
+
+
+def dump_config(cfg: Config) -> str:
+    """YAML text of the resolved config; ``load_config`` of it gives back ``cfg``."""
+    return yaml.safe_dump(config_to_dict(cfg), sort_keys=False)

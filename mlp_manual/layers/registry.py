@@ -1,0 +1,182 @@
+"""The layer registry: for every layer type, its config name, its class, the options a config
+may set with their kinds and ranges, its width rule, and how it is built.
+
+Config validation (``check_spec``), ``build_model``, the model-file loader, the gradient
+checker's built-in suite and ``Model.spec`` all ask this table. A new built-in layer is its
+class and one entry in ``BUILTINS``; ``register`` adds a type at run time (a user's own class).
+"""
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from ..errors import ConfigError, LayerError, did_you_mean
+from .activations import GELU, Identity, LeakyReLU, ReLU, Sigmoid, Softmax, Tanh
+from .base import Layer
+from .dropout import Dropout
+from .linear import Linear
+from .normalization import BatchNorm1d, LayerNorm, RMSNorm
+from .options import (
+    BOOL,
+    FEATURES,
+    INIT,
+    KEEP,
+    NUMBER,
+    UNITS,
+    Kind,
+    Option,
+    Widths,
+    positive,
+)
+
+
+@dataclass(frozen=True)
+class LayerType:
+    """One layer type. ``options``: what a config may set besides widths, in the order messages
+    list them; ``widths``: its width rule; ``wants``: which of ``rng`` and ``dtype`` its
+    constructor takes."""
+
+    name: str
+    cls: type
+    options: dict[str, Option] = field(default_factory=dict)
+    widths: Widths = KEEP
+    wants: tuple[str, ...] = ()
+
+    @property
+    def config_options(self) -> dict[str, Option]:
+        """Options a config spec may set: the width rule's own (``units``), then the type's."""
+        return {**self.widths.options, **self.options}
+
+    def make(self, kwargs: dict, rng, dtype):
+        """The layer from constructor arguments (widths and options), handed rng and dtype if it
+        wants them."""
+        extra = {k: v for k, v in (("rng", rng), ("dtype", dtype)) if k in self.wants}
+        return self.cls(**kwargs, **extra)
+
+    def build(self, spec: dict, width: int, rng, dtype, output_width: int | None = None,
+              defaults: dict | None = None):
+        """The layer a config spec (``{"type": "linear", "units": 8}``) describes, for ``width``
+        input features. ``output_width`` goes to the model's last output-sizing layer;
+        ``defaults`` are model-wide values (``init``) for options of this type the spec omits."""
+        options = {k: v for k, v in spec.items() if k != "type" and k not in self.widths.options}
+        filled = {k: v for k, v in (defaults or {}).items() if k in self.options and k not in options}
+        widths = self.widths.kwargs(self.name, spec, width, output_width)
+        return self.make({**widths, **filled, **options}, rng, dtype)
+
+
+_TYPES: dict[str, LayerType] = {}
+LAYERS: Mapping[str, LayerType] = MappingProxyType(_TYPES)  # read-only, and always current
+
+
+def register(layer_type: LayerType) -> LayerType:
+    """Add a layer type: a ``Layer`` subclass whose name and class are new."""
+    if not (isinstance(layer_type.cls, type) and issubclass(layer_type.cls, Layer)):
+        raise LayerError(f"cannot register layer type {layer_type.name!r}: {layer_type.cls!r} is not a "
+                         "subclass of mlp_manual.Layer")
+    for known in _TYPES.values():
+        if layer_type.name == known.name or layer_type.cls is known.cls:
+            raise LayerError(f"cannot register layer type {layer_type.name!r}: {known.cls.__name__} "
+                             f"is already registered as {known.name!r}")
+    _TYPES[layer_type.name] = layer_type
+    return layer_type
+
+
+def unregister(name: str) -> None:
+    """Remove the layer type ``name``."""
+    del _TYPES[name]
+
+
+def type_of(layer) -> LayerType | None:
+    """The registered type whose class ``layer`` is an instance of (exactly), or None."""
+    return next((t for t in _TYPES.values() if type(layer) is t.cls), None)
+
+
+def layer_spec(layer) -> dict:
+    """The JSON description of ``layer`` that rebuilds it: type name, then its ``config()``."""
+    t = type_of(layer)
+    return {"type": t.name if t else type(layer).__name__, **layer.config()}
+
+
+def input_width(layer) -> int | None:
+    """The input features ``layer`` fixes, if its width rule has an input width."""
+    t = type_of(layer)
+    return layer.config()[t.widths.input] if t and t.widths.input else None
+
+
+def output_layer(specs: list[dict]) -> int | None:
+    """Index of the spec that may leave its width to the model's output width (the last linear)."""
+    return max((i for i, s in enumerate(specs) if _TYPES[s["type"]].widths.takes_output_width), default=None)
+
+
+def check_spec(spec, where: str) -> dict:
+    """Normalise a config layer spec, ``relu`` or ``{type: linear, units: 8}``, to a checked
+    dict; ConfigError names ``where`` (``model.layers[1]``) and the option at fault."""
+    if isinstance(spec, str):
+        spec = {"type": spec}
+    if not isinstance(spec, dict) or "type" not in spec:
+        raise ConfigError(f"{where} must be a layer name or a mapping with a 'type' key, got {spec!r}")
+    t = spec["type"]
+    if not isinstance(t, str) or t not in _TYPES:
+        raise ConfigError(f"{where}: unknown layer type {t!r}{did_you_mean(str(t), _TYPES)}; "
+                          f"valid types: {', '.join(_TYPES)}")
+    allowed = _TYPES[t].config_options
+    checked = dict(spec)
+    for k, v in spec.items():
+        if k == "type":
+            continue
+        if k not in allowed:
+            raise ConfigError(f"{where}: unknown option '{k}' for {t}{did_you_mean(str(k), allowed)}; "
+                              f"{t} takes: {', '.join(allowed) or 'no options'}")
+        checked[k] = allowed[k].validate(v, f"{where}.{k}")
+    return checked
+
+
+class LayerList(Kind):
+    """Nested layer specs (the inner layers of a block), each checked as a spec of its own."""
+
+    def __init__(self):
+        super().__init__("a list of layers", lambda v: isinstance(v, (list, tuple)))
+
+    def check(self, value, where: str):
+        super().check(value, where)
+        return [check_spec(s, f"{where}[{j}]") for j, s in enumerate(value)]
+
+
+LAYER_LIST = LayerList()
+
+
+class _Classes(Mapping):
+    """Config name -> class, a read-only view of the registry."""
+
+    def __getitem__(self, name: str) -> type:
+        return _TYPES[name].cls
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_TYPES)
+
+    def __len__(self) -> int:
+        return len(_TYPES)
+
+
+LAYER_TYPES: Mapping[str, type] = _Classes()
+
+BUILTINS = (
+    LayerType("linear", Linear, {"init": Option(INIT, "he_uniform"), "bias": Option(BOOL, True)},
+              UNITS, ("rng", "dtype")),
+    LayerType("relu", ReLU),
+    LayerType("leaky_relu", LeakyReLU, {"slope": Option(NUMBER, 0.01, math.isfinite, "be a finite number")}),
+    LayerType("sigmoid", Sigmoid),
+    LayerType("tanh", Tanh),
+    LayerType("gelu", GELU),
+    LayerType("identity", Identity),
+    LayerType("softmax", Softmax),
+    LayerType("dropout", Dropout, {"p": Option(NUMBER, 0.5, lambda v: 0 <= v < 1, "be in [0, 1)")},
+              wants=("rng",)),
+    LayerType("layernorm", LayerNorm, {"eps": positive(1e-5)}, FEATURES, ("dtype",)),
+    LayerType("rmsnorm", RMSNorm, {"eps": positive(1e-6)}, FEATURES, ("dtype",)),
+    LayerType("batchnorm", BatchNorm1d, {"momentum": Option(NUMBER, 0.1, lambda v: 0 <= v <= 1, "be in [0, 1]"),
+                                         "eps": positive(1e-5)}, FEATURES, ("dtype",)),
+)
+for _builtin in BUILTINS:
+    register(_builtin)
