@@ -43,3 +43,8 @@ class TrainingInterrupted(Exception):
 class GradcheckError(MLPManualError):
     """An object handed to the gradient checker cannot be checked: it is not a layer, a loss or
     a model, its methods raise, or it returns arrays of the wrong kind or shape."""
+
+
+class ExportError(MLPManualError):
+    """A model cannot be written in another format (a layer without an ONNX translation, an
+    output file that cannot be written)."""
