@@ -17,7 +17,7 @@ import os
 import numpy as np
 
 from ..errors import ExportError, ModelFileError
-from ..files import atomic_path
+from ..files import write_bytes
 from ..layers import (GELU, BatchNorm1d, Dropout, Identity, LayerNorm, LeakyReLU, Linear, ReLU, RMSNorm, Sigmoid,
                       Softmax, Tanh)
 from ..model import Model
@@ -170,8 +170,7 @@ def export_model(model: Model, spec: dict | None = None, where: str = "model") -
 def write_onnx(proto: "onnx.ModelProto", path: str | os.PathLike) -> None:
     """Write ``proto`` to ``path`` atomically."""
     try:
-        with atomic_path(path) as tmp:
-            tmp.write_bytes(proto.SerializeToString())
+        write_bytes(path, proto.SerializeToString())
     except OSError as e:
         raise ExportError(f"{path}: cannot write the ONNX file ({e.strerror or e})") from None
 
