@@ -97,7 +97,8 @@ def test_preprocessing_and_feature_names_from_the_spec(tmp_path, rng):
         "preprocess": {"kind": "standardize", "shift": shift.tolist(), "scale": scale.tolist()}})
     proto = export_file(tmp_path / "m.npz", tmp_path / "m.onnx")
     assert onnx.load(tmp_path / "m.onnx") == proto
-    assert json.loads({p.key: p.value for p in proto.metadata_props}["feature_names"]) == names
+    metadata = {p.key: p.value for p in proto.metadata_props}
+    assert json.loads(metadata["feature_names"]) == names and metadata["loss"] == "softmax_cross_entropy"
     assert [n.op_type for n in proto.graph.node[:2]] == ["Sub", "Div"]
     X = raw_inputs(rng)
     got = run_onnx(proto, X)
@@ -149,6 +150,11 @@ def test_mlp_export_errors_are_one_line(tmp_path, rng, monkeypatch):
     save_model(model, tmp_path / "m.npz", extra={"preprocess": {"kind": "standardize", "shift": [0, 0], "scale": [1, 0]}})
     result = invoke_cli(main, "--model", str(tmp_path / "m.npz"))
     assert result.exit_code == 1 and "Error: " in result.output and "damaged preprocess scale [1, 0]" in result.output
+
+    save_model(model, tmp_path / "m.npz", extra={"feature_names": ["a", "b", "c"]})
+    result = invoke_cli(main, "--model", str(tmp_path / "m.npz"))
+    assert result.exit_code == 1
+    assert result.output == f"Error: {tmp_path / 'm.npz'}: damaged feature_names (expected one name per input feature)\n"
 
     save_model(model, tmp_path / "m.npz")
     result = invoke_cli(main, "--model", str(tmp_path / "m.npz"), "--output", str(tmp_path / "no" / "m.onnx"))

@@ -18,8 +18,20 @@ import numpy as np
 
 from ..errors import ExportError, ModelFileError
 from ..files import write_bytes
-from ..layers import (GELU, BatchNorm1d, Dropout, Identity, LayerNorm, LeakyReLU, Linear, ReLU, RMSNorm, Sigmoid,
-                      Softmax, Tanh)
+from ..layers import (
+    GELU,
+    BatchNorm1d,
+    Dropout,
+    Identity,
+    LayerNorm,
+    LeakyReLU,
+    Linear,
+    ReLU,
+    RMSNorm,
+    Sigmoid,
+    Softmax,
+    Tanh,
+)
 from ..model import Model
 from ..runs.model_file import load_model, read_npz, spec_of
 from .graph import ELEMENT_TYPES, GraphBuilder, onnx
@@ -114,25 +126,40 @@ def _sigmoid_probabilities(g, logits: str) -> tuple[str, int | None]:
 PROBABILITIES = {"softmax_cross_entropy": _softmax_probabilities, "bce_with_logits": _sigmoid_probabilities}
 
 
+def _preprocess_array(entry: dict, key: str, width: int | None, where: str) -> np.ndarray:
+    """The entry's ``shift`` or ``scale``: a finite number, or one per input feature (a scale nonzero)."""
+    try:
+        a = np.asarray(entry[key], dtype=np.float64)
+    except (TypeError, ValueError):
+        a = np.full(2, np.nan)  # reported below like any other bad value
+    fits = a.ndim == 0 or (a.ndim == 1 and (width is None or len(a) == width))
+    if not fits or not np.all(np.isfinite(a)) or (key == "scale" and np.any(a == 0)):
+        raise ModelFileError(f"{where}: damaged preprocess {key} {entry[key]!r} (expected a finite number "
+                             f"or one per input feature{', nonzero' if key == 'scale' else ''})")
+    return a
+
+
 def _preprocess(g: GraphBuilder, x: str, entry, width: int | None, where: str) -> str:
     """x -> (x - shift) / scale when the spec has a preprocessing entry (any kind but "none")."""
     if entry is None or (isinstance(entry, dict) and entry.get("kind") == "none"):
         return x
     if not isinstance(entry, dict) or not {"kind", "shift", "scale"} <= entry.keys():
         raise ModelFileError(f"{where}: damaged preprocess entry {entry!r} (expected kind, shift and scale)")
-    arrays = {}
-    for key in ("shift", "scale"):
-        try:
-            a = np.asarray(entry[key], dtype=np.float64)
-        except (TypeError, ValueError):
-            a = None
-        if a is None or a.ndim > 1 or (a.ndim == 1 and width is not None and len(a) != width) \
-                or not np.all(np.isfinite(a)) or (key == "scale" and np.any(a == 0)):
-            raise ModelFileError(f"{where}: damaged preprocess {key} {entry[key]!r} (expected a finite number "
-                                 f"or one per input feature{', nonzero' if key == 'scale' else ''})")
-        arrays[key] = a
-    x = g.op("Sub", x, g.const("preprocess.shift", arrays["shift"]), name="preprocess.centred")
-    return g.op("Div", x, g.const("preprocess.scale", arrays["scale"]), name="preprocess.scaled")
+    shift, scale = (_preprocess_array(entry, key, width, where) for key in ("shift", "scale"))
+    x = g.op("Sub", x, g.const("preprocess.shift", shift), name="preprocess.centred")
+    return g.op("Div", x, g.const("preprocess.scale", scale), name="preprocess.scaled")
+
+
+def _metadata(spec: dict, width: int | None, where: str) -> dict[str, str]:
+    """ONNX metadata from the spec: ``loss``, and ``feature_names`` as a JSON list."""
+    metadata = {"loss": spec["loss"]} if isinstance(spec.get("loss"), str) else {}
+    names = spec.get("feature_names")
+    if names is not None:
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names) \
+                or (width is not None and len(names) != width):
+            raise ModelFileError(f"{where}: damaged feature_names (expected one name per input feature)")
+        metadata["feature_names"] = json.dumps(names)
+    return metadata
 
 
 def export_model(model: Model, spec: dict | None = None, where: str = "model") -> "onnx.ModelProto":
@@ -162,9 +189,8 @@ def export_model(model: Model, spec: dict | None = None, where: str = "model") -
         outputs = [g.value_info(logits, out_width), g.value_info(probabilities, p_width or out_width)]
     else:
         outputs = [g.value_info(g.op("Identity", x, name="output"), out_width)]
-    metadata = {k: json.dumps(spec[k]) for k in ("loss", "feature_names") if k in spec}
     doc = "mlp-manual model: " + " -> ".join(repr(layer) for layer in model.layers)
-    return g.model([g.value_info("input", width, np.float32)], outputs, metadata, doc)
+    return g.model([g.value_info("input", width, np.float32)], outputs, _metadata(spec, width, where), doc)
 
 
 def write_onnx(proto: "onnx.ModelProto", path: str | os.PathLike) -> None:
@@ -179,10 +205,6 @@ def export_file(model_path: str | os.PathLike, output_path: str | os.PathLike) -
     """Read a model file written by ``save_model``, export it, write ``output_path``; return the model."""
     model = load_model(model_path)
     spec = spec_of(read_npz(model_path), model_path)
-    names = spec.get("feature_names")
-    if names is not None and (not isinstance(names, list) or not all(isinstance(n, str) for n in names)
-                              or len(names) != (model.input_width() or len(names))):
-        raise ModelFileError(f"{model_path}: damaged feature_names (expected one name per input feature)")
     proto = export_model(model, spec, str(model_path))
     write_onnx(proto, output_path)
     return proto
