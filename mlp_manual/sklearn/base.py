@@ -170,16 +170,16 @@ class MLPBase(BaseEstimator):
             self._start(cfg, X.shape[1], init_rng, train_rng)
             self.validation_scores_ = self.best_validation_score_ = None
         self._validation = None
-        self._train(X, targets, None, None, self._trainer.epoch + 1, patience=0)
+        self._train(X, targets, None, None, len(self.loss_curve_) + 1, patience=0)
         return self
 
     def _start(self, cfg: Config, n_features: int, init_rng, train_rng) -> None:
-        """A new model and its trainer: ``model_``, ``config_``."""
+        """A new model and its trainer: ``model_``, ``config_``, an empty ``loss_curve_``."""
         loss = LOSSES[cfg.loss]
         model = build_model(list(cfg.model.layers), n_features, self._output_width(), init_rng,
                             np.dtype(cfg.dtype), cfg.model.init)
         loss.check_output(model.output_width(n_features))
-        self.model_, self.config_ = model, cfg
+        self.model_, self.config_, self.loss_curve_ = model, cfg, []
         self._trainer = Trainer(model, loss, cfg, train_rng, on_epoch=self._record_epoch,
                                 on_checkpoint=_no_checkpoint)
 
@@ -187,6 +187,8 @@ class MLPBase(BaseEstimator):
         """Run the trainer up to epoch ``epochs`` (counted over every call), in batches of at
         most the rows there are; set the training curve and the epoch count."""
         cfg = self.config_
+        # the trainer reads its config at every fit call, so one trainer (and its optimizer
+        # state) can go on for more epochs, on other rows
         training = dataclasses.replace(
             cfg.training, epochs=epochs, batch_size=min(cfg.training.batch_size, len(X)),
             early_stopping=dataclasses.replace(cfg.training.early_stopping, patience=patience))
@@ -195,9 +197,9 @@ class MLPBase(BaseEstimator):
             history = self._trainer.fit(X, targets, X_val, y_val)
         except LayerError as e:  # e.g. batchnorm given a single row
             raise DataError(f"training on {len(X)} sample{'s' if len(X) != 1 else ''}: {e}") from None
-        self.loss_curve_ = list(history["train_loss"])
+        self.loss_curve_ = list(history["train_loss"])  # one entry per epoch since the last fit
         self.best_loss_ = min(self.loss_curve_)
-        self.n_iter_ = self._trainer.epoch
+        self.n_iter_ = len(self.loss_curve_)
 
     def _record_epoch(self, row: dict) -> None:
         if self._validation is not None:
