@@ -16,28 +16,15 @@ import os
 
 import numpy as np
 
+from .. import layers
 from ..errors import ExportError, ModelFileError
 from ..files import write_bytes
-from ..layers import (
-    GELU,
-    BatchNorm1d,
-    Dropout,
-    Identity,
-    LayerNorm,
-    LeakyReLU,
-    Linear,
-    ReLU,
-    RMSNorm,
-    Sigmoid,
-    Softmax,
-    Tanh,
-)
 from ..model import Model
 from ..runs.model_file import load_model, read_npz, spec_of
 from .graph import ELEMENT_TYPES, GraphBuilder, onnx
 
 
-def _linear(g: GraphBuilder, layer: Linear, x: str, name: str) -> str:
+def _linear(g: GraphBuilder, layer: layers.Linear, x: str, name: str) -> str:
     W = g.const(f"{name}.W", layer.params["W"])  # (D, H)
     if "b" not in layer.params:
         return g.op("MatMul", x, W, name=name)
@@ -50,35 +37,34 @@ def _elementwise(op_type: str):
     return emit
 
 
-def _leaky_relu(g, layer: LeakyReLU, x, name):
+def _leaky_relu(g, layer: layers.LeakyReLU, x, name):
     return g.op("LeakyRelu", x, name=name, alpha=layer.slope)
 
 
-def _gelu(g, layer: GELU, x, name):
+def _gelu(g, layer: layers.GELU, x, name):
     # out = 0.5 x (1 + tanh(k (x + c x^3))), as GELU.forward computes it
     x3 = g.op("Mul", g.op("Mul", x, x, name=f"{name}.x2"), x, name=f"{name}.x3")
-    u = g.op("Mul", g.const(f"{name}.k", GELU.K),
-             g.op("Add", x, g.op("Mul", g.const(f"{name}.c", GELU.C), x3, name=f"{name}.cx3"), name=f"{name}.inner"),
-             name=f"{name}.u")
+    cx3 = g.op("Mul", g.const(f"{name}.c", layers.GELU.C), x3, name=f"{name}.cx3")
+    u = g.op("Mul", g.const(f"{name}.k", layers.GELU.K), g.op("Add", x, cx3, name=f"{name}.inner"), name=f"{name}.u")
     t = g.op("Tanh", u, name=f"{name}.t")
     half_x = g.op("Mul", g.const(f"{name}.half", 0.5), x, name=f"{name}.half_x")
     return g.op("Mul", half_x, g.op("Add", g.const(f"{name}.one", 1.0), t, name=f"{name}.one_plus_t"), name=name)
 
 
-def _softmax(g, layer: Softmax, x, name):
+def _softmax(g, layer: layers.Softmax, x, name):
     return g.op("Softmax", x, name=name, axis=1)
 
 
-def _dropout(g, layer: Dropout, x, name):
+def _dropout(g, layer: layers.Dropout, x, name):
     return x  # evaluation mode: dropout is the identity
 
 
-def _layernorm(g, layer: LayerNorm, x, name):
+def _layernorm(g, layer: layers.LayerNorm, x, name):
     return g.op("LayerNormalization", x, g.const(f"{name}.gamma", layer.params["gamma"]),
                 g.const(f"{name}.beta", layer.params["beta"]), name=name, axis=-1, epsilon=layer.eps)
 
 
-def _rmsnorm(g, layer: RMSNorm, x, name):
+def _rmsnorm(g, layer: layers.RMSNorm, x, name):
     # out = gamma * x * rrms, rrms = 1 / sqrt(mean(x^2) + eps) over the features of a row
     mean_sq = g.op("ReduceMean", g.op("Mul", x, x, name=f"{name}.sq"), name=f"{name}.mean_sq", axes=[1], keepdims=1)
     rms = g.op("Sqrt", g.op("Add", mean_sq, g.const(f"{name}.eps", layer.eps), name=f"{name}.plus_eps"),
@@ -87,7 +73,7 @@ def _rmsnorm(g, layer: RMSNorm, x, name):
     return g.op("Mul", g.const(f"{name}.gamma", layer.params["gamma"]), xhat, name=name)
 
 
-def _batchnorm(g, layer: BatchNorm1d, x, name):
+def _batchnorm(g, layer: layers.BatchNorm1d, x, name):
     consts = [g.const(f"{name}.{k}", v) for k, v in (("gamma", layer.params["gamma"]), ("beta", layer.params["beta"]),
                                                     ("running_mean", layer.buffers["running_mean"]),
                                                     ("running_var", layer.buffers["running_var"]))]
@@ -97,18 +83,18 @@ def _batchnorm(g, layer: BatchNorm1d, x, name):
 # the ONNX translation of each built-in layer class (exactly that class: a subclass may compute
 # something else)
 EMITTERS = {
-    Linear: _linear,
-    ReLU: _elementwise("Relu"),
-    LeakyReLU: _leaky_relu,
-    Sigmoid: _elementwise("Sigmoid"),
-    Tanh: _elementwise("Tanh"),
-    GELU: _gelu,
-    Identity: _elementwise("Identity"),
-    Softmax: _softmax,
-    Dropout: _dropout,
-    LayerNorm: _layernorm,
-    RMSNorm: _rmsnorm,
-    BatchNorm1d: _batchnorm,
+    layers.Linear: _linear,
+    layers.ReLU: _elementwise("Relu"),
+    layers.LeakyReLU: _leaky_relu,
+    layers.Sigmoid: _elementwise("Sigmoid"),
+    layers.Tanh: _elementwise("Tanh"),
+    layers.GELU: _gelu,
+    layers.Identity: _elementwise("Identity"),
+    layers.Softmax: _softmax,
+    layers.Dropout: _dropout,
+    layers.LayerNorm: _layernorm,
+    layers.RMSNorm: _rmsnorm,
+    layers.BatchNorm1d: _batchnorm,
 }
 
 
