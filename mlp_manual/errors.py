@@ -62,3 +62,8 @@ def did_you_mean(word: str, options, prefix: str = "") -> str:
     """`` (did you mean 'prefix<closest option>'?)`` when an option is close to ``word``, else ""."""
     close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
     return f" (did you mean '{prefix}{close[0]}'?)" if close else ""
+
+
+class ExportError(MLPManualError):
+    """A model cannot be written in another format (a layer without an ONNX translation, an
+    output file that cannot be written)."""

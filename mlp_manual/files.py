@@ -68,6 +68,12 @@ def write_text(path: str | os.PathLike, text: str) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
+def write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+
+
 def write_json(path: str | os.PathLike, obj) -> None:
     """Write ``obj`` as indented JSON to ``path`` atomically."""
     write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")

@@ -26,11 +26,17 @@ class Experiment:
     train_rng: np.random.Generator  # batch order
 
 
+def run_generators(seed: int) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
+    """The three independent generators one seed gives: data (splits), init (weights and
+    dropout), training (batch order)."""
+    return tuple(np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
+
+
 def prepare(cfg: Config) -> Experiment:
     """Load the data, build the model for it, and check that data, model and loss fit together."""
     dtype = np.dtype(cfg.dtype)
-    data_seed, init_seed, train_seed = np.random.SeedSequence(cfg.seed).spawn(3)
-    data = load_dataset(cfg.data, np.random.default_rng(data_seed), dtype)
+    data_rng, init_rng, train_rng = run_generators(cfg.seed)
+    data = load_dataset(cfg.data, data_rng, dtype)
     loss = LOSSES[cfg.loss]
     loss.check_fit(cfg.data.name, data.n_classes, data.target_width)
     if cfg.training.batch_size > len(data.X_train):
@@ -44,8 +50,8 @@ def prepare(cfg: Config) -> Experiment:
                               f"gives {rows}")
     out_width = loss.output_width(data.n_classes, data.target_width)
     model = build_model(list(cfg.model.layers), data.n_features, out_width,
-                        np.random.default_rng(init_seed), dtype, cfg.model.init)
+                        init_rng, dtype, cfg.model.init)
     loss.check_fit(cfg.data.name, data.n_classes, data.target_width, model.output_width(data.n_features))
     targets = {f"y_{p}": None if getattr(data, f"y_{p}") is None else loss.targets(getattr(data, f"y_{p}"), dtype)
                for p in ("train", "val", "test")}
-    return Experiment(cfg, replace(data, **targets), model, loss, np.random.default_rng(train_seed))
+    return Experiment(cfg, replace(data, **targets), model, loss, train_rng)

@@ -1,0 +1,1 @@
+"""Writing trained models in formats other programs run (ONNX)."""

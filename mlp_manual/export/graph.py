@@ -1,0 +1,72 @@
+"""A small builder of ONNX graphs: named constants, nodes with fresh output names, and the
+finished model checked by ONNX's own checker.
+
+The ``onnx`` package is an optional dependency: ``pip install "mlp-manual[onnx]"``.
+"""
+
+import numpy as np
+
+try:
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+except ImportError as e:
+    raise ImportError('exporting to ONNX needs the onnx package; install it with: pip install "mlp-manual[onnx]"') from e
+
+from .. import __version__
+from ..errors import ExportError
+
+OPSET = 17  # the first opset with LayerNormalization; onnxruntime has run it since 1.11
+IR_VERSION = 8  # the IR version that opset 17 came with, so older runtimes load the file too
+ELEMENT_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE}
+
+
+class GraphBuilder:
+    """Collects the nodes and constants of one graph whose arithmetic is in ``dtype``."""
+
+    def __init__(self, dtype):
+        self.dtype = np.dtype(dtype)
+        self.nodes: list = []
+        self.constants: list = []
+        self.names: set[str] = set()
+
+    def fresh(self, name: str) -> str:
+        """``name``, or ``name_2``, ``name_3``... if it is taken."""
+        out, n = name, 1
+        while out in self.names:
+            n += 1
+            out = f"{name}_{n}"
+        self.names.add(out)
+        return out
+
+    def const(self, name: str, value) -> str:
+        """A constant tensor in the graph's dtype (a scalar or an array); returns its name."""
+        name = self.fresh(name)
+        self.constants.append(numpy_helper.from_array(np.asarray(value, dtype=self.dtype), name=name))
+        return name
+
+    def op(self, op_type: str, *inputs: str, name: str, **attrs) -> str:
+        """One node of ``op_type`` on ``inputs``; returns the name of its output."""
+        out = self.fresh(name)
+        self.nodes.append(helper.make_node(op_type, list(inputs), [out], name=out, **attrs))
+        return out
+
+    def model(self, inputs: list, outputs: list, metadata: dict[str, str], doc: str) -> "onnx.ModelProto":
+        """The finished model, after ONNX's checker (with shape inference) has accepted it.
+
+        Inputs: inputs and outputs, lists of ``helper.make_tensor_value_info``.
+        """
+        graph = helper.make_graph(self.nodes, "mlp_manual", inputs, outputs, self.constants)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+                                  producer_name="mlp-manual", producer_version=__version__, doc_string=doc)
+        model.ir_version = IR_VERSION
+        helper.set_model_props(model, metadata)
+        try:
+            onnx.checker.check_model(model, full_check=True)
+        except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
+            raise ExportError(f"the ONNX graph failed ONNX's checker: {str(e).splitlines()[0]}") from None
+        return model
+
+    def value_info(self, name: str, width, dtype=None):
+        """A (N, width) tensor description; N, and ``width`` when None, are left symbolic."""
+        element = ELEMENT_TYPES[np.dtype(dtype or self.dtype)]
+        return helper.make_tensor_value_info(name, element, ["N", width if width is not None else "D"])

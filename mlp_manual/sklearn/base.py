@@ -1,0 +1,216 @@
+"""What MLPClassifier and MLPRegressor share: the parameters, the Config they make, training
+through the project's Trainer, and the fitted attributes in scikit-learn's conventions.
+
+A fit is an mlp-train run on arrays: the same config checks, the same three generators from
+one seed (validation split, initial weights and dropout, batch order), the same stratified
+split and the same Trainer, so ``random_state`` reproduces a fit bit for bit.
+
+N = samples, D = features, K = output units.
+"""
+
+import copy
+import dataclasses
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..config import Config, config_from_dict
+from ..datasets.dataset import split
+from ..errors import ConfigError, DataError, LayerError
+from ..losses import LOSSES
+from ..model import build_model
+from ..training.evaluation import model_outputs
+from ..training.experiment import run_generators
+from ..training.trainer import Trainer
+
+# estimator parameter -> the config key it sets; the names and defaults are the config's
+CONFIG_KEYS = {
+    "init": "model.init",
+    "optimizer": "optimizer.name",
+    "lr": "optimizer.lr",
+    "weight_decay": "optimizer.weight_decay",
+    "batch_size": "training.batch_size",
+    "epochs": "training.epochs",
+    "shuffle": "training.shuffle",
+    "patience": "training.early_stopping.patience",
+    "min_delta": "training.early_stopping.min_delta",
+    "val_fraction": "data.val_fraction",
+    "random_state": "seed",
+    "dtype": "dtype",
+}
+
+
+def _plain(value):
+    """A numpy scalar (from a parameter grid, say) as the Python scalar the config accepts."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def hidden_layers(sizes, activation, normalization, dropout) -> list[dict]:
+    """Config layer specs: for each hidden size linear, normalization (if any), activation,
+    dropout (if p > 0); then the output linear, whose width the targets decide."""
+    try:
+        sizes = list(sizes)
+    except TypeError:
+        sizes = [sizes]
+    specs = []
+    for units in sizes:
+        specs.append({"type": "linear", "units": _plain(units)})
+        if normalization is not None:
+            specs.append({"type": normalization})
+        specs.append({"type": activation})
+        if dropout:
+            specs.append({"type": "dropout", "p": _plain(dropout)})
+    return [*specs, {"type": "linear"}]
+
+
+def _no_checkpoint() -> None:
+    """Estimators keep no checkpoints (a module function, unlike a lambda, can be pickled)."""
+
+
+class MLPBase(BaseEstimator):
+    """Parameters and training shared by MLPClassifier and MLPRegressor; see their docstrings."""
+
+    _loss: str  # the config's loss name
+
+    def __init__(self, hidden_layer_sizes=(16,), activation="relu", dropout=0.0, normalization=None,
+                 init="he_uniform", optimizer="adam", lr=0.001, weight_decay=0.0, batch_size=32, epochs=100,
+                 shuffle=True, patience=0, min_delta=0.0, val_fraction=0.2, random_state=0, dtype="float32"):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.dropout = dropout
+        self.normalization = normalization
+        self.init = init
+        self.optimizer = optimizer
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.batch_size = batch_size
+        self.epochs = epochs
+        self.shuffle = shuffle
+        self.patience = patience
+        self.min_delta = min_delta
+        self.val_fraction = val_fraction
+        self.random_state = random_state
+        self.dtype = dtype
+
+    # subclasses say how targets are checked and encoded, how wide the output is, how a
+    # validation epoch is scored
+    def _fit_data(self, X, y, dtype, reset: bool, classes=None):
+        raise NotImplementedError
+
+    def _output_width(self) -> int:
+        raise NotImplementedError
+
+    def _validation_score(self, row: dict, X_val, y_val) -> float:
+        raise NotImplementedError
+
+    def _seed(self):
+        """``random_state`` as the config's seed: an integer as it is, else one drawn from it."""
+        if isinstance(self.random_state, (int, np.integer)):
+            return self.random_state
+        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
+
+    def _config(self) -> Config:
+        """The validated Config these parameters describe; a bad value raises ConfigError (a
+        ValueError) naming the parameter."""
+        values = {key: getattr(self, param) for param, key in CONFIG_KEYS.items()}
+        values.update({"seed": self._seed(), "loss": self._loss, "training.checkpoint_every": 0,
+                       "model.layers": hidden_layers(self.hidden_layer_sizes, self.activation,
+                                                     self.normalization, self.dropout)})
+        raw: dict = {}
+        for key, value in values.items():
+            *sections, name = key.split(".")
+            node = raw
+            for section in sections:
+                node = node.setdefault(section, {})
+            node[name] = _plain(value)
+        source = type(self).__name__
+        try:
+            return config_from_dict(raw, source)
+        except ConfigError as e:
+            message = str(e)
+            for param, key in CONFIG_KEYS.items():
+                message = message.replace(f"{source}: {key} ", f"{source}: {param} ", 1)
+            raise ConfigError(message) from None
+
+    def fit(self, X, y):
+        """Train a new model on (X, y) for ``epochs`` epochs (fewer with early stopping), holding
+        out ``val_fraction`` of the rows (stratified by class) for validation.
+
+        Inputs: X (N, D), y (N,) (or (N, K) for MLPRegressor). Returns: self.
+        """
+        cfg = self._config()
+        X, targets = self._fit_data(X, y, cfg.dtype, reset=True)
+        data_rng, init_rng, train_rng = run_generators(cfg.seed)
+        X_val = y_val = None
+        if cfg.data.val_fraction > 0:
+            X, targets, X_val, y_val = split(X, targets, cfg.data.val_fraction, data_rng,
+                                             stratify=LOSSES[cfg.loss].classification)
+            if len(X_val) == 0:
+                X_val = y_val = None
+        self._start(cfg, X.shape[1], init_rng, train_rng)
+        self.validation_scores_ = None if X_val is None else []
+        self._validation = None if X_val is None else (X_val, y_val)
+        try:
+            self._train(X, targets, X_val, y_val, cfg.training.epochs, cfg.training.early_stopping.patience)
+        finally:
+            self._validation = None
+        self.best_validation_score_ = max(self.validation_scores_) if self.validation_scores_ else None
+        return self
+
+    def _partial_fit(self, X, y, classes=None):
+        """One epoch on (X, y), continuing the model and optimizer state of earlier calls (or of
+        ``fit``); no validation split and no early stopping."""
+        first = not hasattr(self, "_trainer")
+        cfg = self._config() if first else self.config_
+        X, targets = self._fit_data(X, y, cfg.dtype, reset=first, classes=classes)
+        if first:
+            _, init_rng, train_rng = run_generators(cfg.seed)
+            self._start(cfg, X.shape[1], init_rng, train_rng)
+            self.validation_scores_ = self.best_validation_score_ = None
+        self._validation = None
+        self._train(X, targets, None, None, len(self.loss_curve_) + 1, patience=0)
+        return self
+
+    def _start(self, cfg: Config, n_features: int, init_rng, train_rng) -> None:
+        """A new model and its trainer: ``model_``, ``config_``, an empty ``loss_curve_``."""
+        loss = LOSSES[cfg.loss]
+        model = build_model(list(cfg.model.layers), n_features, self._output_width(), init_rng,
+                            np.dtype(cfg.dtype), cfg.model.init)
+        loss.check_output(model.output_width(n_features))
+        self.model_, self.config_, self.loss_curve_ = model, cfg, []
+        self._trainer = Trainer(model, loss, cfg, train_rng, on_epoch=self._record_epoch,
+                                on_checkpoint=_no_checkpoint)
+
+    def _train(self, X, targets, X_val, y_val, epochs: int, patience: int) -> None:
+        """Run the trainer up to epoch ``epochs`` (counted over every call), in batches of at
+        most the rows there are; set the training curve and the epoch count."""
+        cfg = self.config_
+        # the trainer reads its config at every fit call, so one trainer (and its optimizer
+        # state) can go on for more epochs, on other rows
+        training = dataclasses.replace(
+            cfg.training, epochs=epochs, batch_size=min(cfg.training.batch_size, len(X)),
+            early_stopping=dataclasses.replace(cfg.training.early_stopping, patience=patience))
+        self._trainer.cfg = dataclasses.replace(cfg, training=training)
+        try:
+            history = self._trainer.fit(X, targets, X_val, y_val)
+        except LayerError as e:  # e.g. batchnorm given a single row
+            raise DataError(f"training on {len(X)} sample{'s' if len(X) != 1 else ''}: {e}") from None
+        self.loss_curve_ = list(history["train_loss"])  # one entry per epoch since the last fit
+        self.best_loss_ = min(self.loss_curve_)
+        self.n_iter_ = len(self.loss_curve_)
+
+    def _record_epoch(self, row: dict) -> None:
+        if self._validation is not None:
+            self.validation_scores_.append(self._validation_score(row, *self._validation))
+
+    def _outputs(self, X) -> np.ndarray:
+        """The model's outputs (N, K) for X (N, D), in evaluation mode and in float64 whatever
+        the training dtype: float32 matrix products change in the last bits with the number of
+        rows they are given, float64 ones far below scikit-learn's tolerance, so a row's
+        prediction does not depend on the rows predicted with it."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        model = self.model_ if self.model_.dtype == np.float64 else copy.deepcopy(self.model_).astype(np.float64)
+        return model_outputs(model, X)

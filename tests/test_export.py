@@ -1,0 +1,171 @@
+"""ONNX export: every built-in layer gives in onnxruntime what it gives in mlp-manual, and mlp-export's errors."""
+
+import importlib
+import json
+import sys
+
+import numpy as np
+import pytest
+from conftest import invoke_cli
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+from mlp_manual import Layer, Model, ReLU, build_model, load_model, save_model  # noqa: E402
+from mlp_manual.cli.export import main  # noqa: E402
+from mlp_manual.cli.train import main as train_main  # noqa: E402
+from mlp_manual.errors import ExportError  # noqa: E402
+from mlp_manual.export.onnx import EMITTERS, export_file, export_model  # noqa: E402
+from mlp_manual.layers import LAYER_TYPES, Softmax, sigmoid  # noqa: E402
+from mlp_manual.training.evaluation import model_outputs  # noqa: E402
+
+TOL = 1e-5
+
+
+def run_onnx(proto, X):
+    """Every output of the exported graph on float32 X, by name."""
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    return dict(zip([o.name for o in session.get_outputs()], session.run(None, {"input": X})))
+
+
+def model_with(layer_type, out_width, rng, dtype=np.float32):
+    """linear 8 -> layer_type -> linear 6 (no bias) -> linear, every parameter and buffer moved
+    away from its initial value (variances stay positive), so that a normalisation layer's
+    scale, shift and running statistics all matter."""
+    middle = [] if layer_type == "linear" else [{"type": layer_type}]
+    model = build_model([{"type": "linear", "units": 8}, *middle, {"type": "linear", "units": 6, "bias": False},
+                         {"type": "linear"}], 5, out_width, rng, dtype)
+    for layer in model.layers:
+        for k, v in layer.params.items():
+            layer.params[k] = (v + 0.3 * rng.normal(size=v.shape)).astype(dtype)
+        for k, v in layer.buffers.items():
+            layer.buffers[k] = (v * rng.uniform(0.5, 2.0, size=v.shape) + rng.uniform(0, 0.5, size=v.shape)).astype(dtype)
+    return model
+
+
+def raw_inputs(rng, n=64):
+    return (2 * rng.normal(size=(n, 5))).astype(np.float32)
+
+
+def test_every_built_in_layer_has_an_onnx_translation():
+    assert set(EMITTERS) == set(LAYER_TYPES.values())
+
+
+@pytest.mark.parametrize("layer_type", sorted(LAYER_TYPES))
+def test_classifier_logits_and_probabilities_match_mlp_manual(layer_type, rng):
+    model = model_with(layer_type, 4, rng)
+    proto = export_model(model, {"loss": "softmax_cross_entropy"})
+    for X in (raw_inputs(rng), raw_inputs(rng, 1)):  # any batch size
+        got = run_onnx(proto, X)
+        logits = model_outputs(model, X)  # (N, 4)
+        np.testing.assert_allclose(got["logits"], logits, rtol=0, atol=TOL)
+        np.testing.assert_allclose(got["probabilities"], Softmax().forward(logits), rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("layer_type", sorted(LAYER_TYPES))
+def test_regression_outputs_match_mlp_manual(layer_type, rng):
+    model = model_with(layer_type, 2, rng)
+    X = raw_inputs(rng)
+    got = run_onnx(export_model(model, {"loss": "mse"}), X)
+    assert list(got) == ["output"]
+    np.testing.assert_allclose(got["output"], model_outputs(model, X), rtol=0, atol=TOL)
+
+
+def test_binary_logit_gives_two_probability_columns(rng):
+    model = model_with("tanh", 1, rng)
+    X = raw_inputs(rng)
+    got = run_onnx(export_model(model, {"loss": "bce_with_logits"}), X)
+    p = sigmoid(model_outputs(model, X))  # (N, 1)
+    assert got["probabilities"].shape == (64, 2)
+    np.testing.assert_allclose(got["probabilities"], np.hstack([1 - p, p]), rtol=0, atol=TOL)
+
+
+def test_float64_model_computes_in_float64(rng):
+    model = model_with("gelu", 3, rng, np.float64)
+    X = raw_inputs(rng)
+    got = run_onnx(export_model(model, {"loss": "softmax_cross_entropy"}), X)
+    assert got["logits"].dtype == np.float64
+    np.testing.assert_allclose(got["logits"], model_outputs(model, X.astype(np.float64)), rtol=0, atol=1e-12)
+
+
+def test_preprocessing_and_feature_names_from_the_spec(tmp_path, rng):
+    model = model_with("relu", 3, rng)
+    shift, scale = rng.normal(size=5), rng.uniform(0.5, 3.0, size=5)
+    names = ["a", "b", "c", "d", "e"]
+    save_model(model, tmp_path / "m.npz", extra={
+        "loss": "softmax_cross_entropy", "feature_names": names,
+        "preprocess": {"kind": "standardize", "shift": shift.tolist(), "scale": scale.tolist()}})
+    proto = export_file(tmp_path / "m.npz", tmp_path / "m.onnx")
+    assert onnx.load(tmp_path / "m.onnx") == proto
+    metadata = {p.key: p.value for p in proto.metadata_props}
+    assert json.loads(metadata["feature_names"]) == names and metadata["loss"] == "softmax_cross_entropy"
+    assert [n.op_type for n in proto.graph.node[:2]] == ["Sub", "Div"]
+    X = raw_inputs(rng)
+    got = run_onnx(proto, X)
+    logits = model_outputs(model, ((X - shift) / scale).astype(np.float32))
+    np.testing.assert_allclose(got["probabilities"], Softmax().forward(logits), rtol=0, atol=TOL)
+
+
+def test_no_preprocess_entry_means_no_preprocessing(rng):
+    proto = export_model(model_with("relu", 3, rng), {"preprocess": {"kind": "none"}})
+    assert [n.op_type for n in proto.graph.node][:1] == ["Gemm"]
+
+
+class Doubler(Layer):
+    def forward(self, x):
+        return 2 * x
+
+
+class MyReLU(ReLU):
+    pass
+
+
+@pytest.mark.parametrize("custom", [Doubler, MyReLU])
+def test_a_custom_layer_is_refused_by_name(custom, rng):
+    model = Model([*build_model([{"type": "linear", "units": 3}], 2, 3, rng).layers, custom()])
+    with pytest.raises(ExportError, match=rf"layer 1 \({custom.__name__}\) cannot be exported to ONNX"):
+        export_model(model)
+
+
+def test_mlp_export_a_trained_run(tmp_path):
+    run = tmp_path / "run"
+    result = invoke_cli(train_main, "--config", "configs/moons.yaml", "--out", str(run), "--set", "training.epochs=2", "-q")
+    assert result.exit_code == 0, result.output
+    result = invoke_cli(main, "--model", str(run / "model.npz"))
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == (f"wrote {run / 'model.onnx'}: opset 17, input input (N, 2) float32, "
+                                     "outputs logits (N, 2), probabilities (N, 2)")
+    model = load_model(run / "model.npz")
+    X = np.random.default_rng(0).normal(size=(10, 2)).astype(np.float32)
+    got = run_onnx(onnx.load(run / "model.onnx"), X)
+    np.testing.assert_allclose(got["probabilities"], Softmax().forward(model_outputs(model, X)), rtol=0, atol=TOL)
+
+
+def test_mlp_export_errors_are_one_line(tmp_path, rng, monkeypatch):
+    model = build_model([{"type": "linear", "units": 3}], 2, 3, rng)
+    save_model(Model([*model.layers, Doubler()]), tmp_path / "custom.npz")
+    result = invoke_cli(main, "--model", str(tmp_path / "custom.npz"), "--output", str(tmp_path / "x.onnx"))
+    assert result.exit_code == 1 and result.output == f"Error: {tmp_path / 'custom.npz'}: layer 1 has unknown type 'Doubler'\n"
+
+    save_model(model, tmp_path / "m.npz", extra={"preprocess": {"kind": "standardize", "shift": [0, 0], "scale": [1, 0]}})
+    result = invoke_cli(main, "--model", str(tmp_path / "m.npz"))
+    assert result.exit_code == 1 and "Error: " in result.output and "damaged preprocess scale [1, 0]" in result.output
+
+    save_model(model, tmp_path / "m.npz", extra={"feature_names": ["a", "b", "c"]})
+    result = invoke_cli(main, "--model", str(tmp_path / "m.npz"))
+    assert result.exit_code == 1
+    assert result.output == f"Error: {tmp_path / 'm.npz'}: damaged feature_names (expected one name per input feature)\n"
+
+    save_model(model, tmp_path / "m.npz")
+    result = invoke_cli(main, "--model", str(tmp_path / "m.npz"), "--output", str(tmp_path / "no" / "m.onnx"))
+    assert result.exit_code == 1 and result.output.startswith(f"Error: {tmp_path / 'no' / 'm.onnx'}: cannot write")
+    assert not (tmp_path / "no").exists()
+
+    monkeypatch.setitem(sys.modules, "onnx", None)  # as if onnx were not installed
+    for name in [m for m in sys.modules if m.startswith("mlp_manual.export")]:
+        monkeypatch.delitem(sys.modules, name)
+    result = invoke_cli(main, "--model", str(tmp_path / "m.npz"))
+    assert result.exit_code == 1
+    assert result.output == 'Error: exporting to ONNX needs the onnx package; install it with: pip install "mlp-manual[onnx]"\n'
+    with pytest.raises(ImportError, match="mlp-manual"):
+        importlib.import_module("mlp_manual.export.onnx")
