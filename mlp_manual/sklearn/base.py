@@ -178,7 +178,6 @@ class MLPBase(BaseEstimator):
         loss = LOSSES[cfg.loss]
         model = build_model(list(cfg.model.layers), n_features, self._output_width(), init_rng,
                             np.dtype(cfg.dtype), cfg.model.init)
-        loss.check_output(model.output_width(n_features))
         self.model_, self.config_, self.loss_curve_ = model, cfg, []
         self._trainer = Trainer(model, loss, cfg, train_rng, on_epoch=self._record_epoch,
                                 on_checkpoint=_no_checkpoint)
