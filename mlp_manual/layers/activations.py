@@ -11,6 +11,9 @@ from .base import Layer
 class Identity(Layer):
     """out = x."""
 
+    forward_formula = "out = x"
+    backward_formulas = {"dx": "dx = dout"}
+
     def __init__(self):
         super().__init__()
         self.ran = None
@@ -27,6 +30,9 @@ class Identity(Layer):
 
 class ReLU(Layer):
     """out = max(x, 0). At x == 0 the subgradient 0 is used."""
+
+    forward_formula = "out = max(x, 0)"
+    backward_formulas = {"dx": "dx = dout * (x > 0)"}
 
     def __init__(self):
         super().__init__()
@@ -49,6 +55,9 @@ class ReLU(Layer):
 
 class LeakyReLU(Layer):
     """out = x where x > 0, slope * x elsewhere."""
+
+    forward_formula = "out = where(x > 0, x, slope * x)"
+    backward_formulas = {"dx": "dx = dout * where(x > 0, 1, slope)"}
 
     def __init__(self, slope: float = 0.01):
         super().__init__()
@@ -77,6 +86,9 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
 class Sigmoid(Layer):
     """out = 1 / (1 + exp(-x)), stable for large |x|."""
 
+    forward_formula = "s = sigmoid(x)"
+    backward_formulas = {"dx": "dx = dout * s * (1 - s)"}
+
     def __init__(self):
         super().__init__()
         self.out = None
@@ -94,6 +106,9 @@ class Sigmoid(Layer):
 class Tanh(Layer):
     """out = tanh(x)."""
 
+    forward_formula = "t = tanh(x)"
+    backward_formulas = {"dx": "dx = dout * (1 - t**2)"}
+
     def __init__(self):
         super().__init__()
         self.out = None
@@ -110,6 +125,9 @@ class Tanh(Layer):
 
 class GELU(Layer):
     """GELU, tanh approximation: out = 0.5 x (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2/pi)."""
+
+    forward_formula = "out = 0.5 x (1 + t), t = tanh(u), u = k (x + c x^3)"
+    backward_formulas = {"dx": "dx = dout * (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2))"}
 
     K = np.sqrt(2.0 / np.pi)
     C = 0.044715
@@ -135,6 +153,9 @@ class GELU(Layer):
 class Softmax(Layer):
     """Row-wise softmax as a layer (for a probability output; training with
     cross-entropy should use the fused ``softmax_cross_entropy`` loss instead)."""
+
+    forward_formula = "s = exp(x) / sum(exp(x))"
+    backward_formulas = {"dx": "dx = J^T dout = s * (dout - sum(dout * s))"}
 
     def __init__(self):
         super().__init__()

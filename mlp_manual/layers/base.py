@@ -28,6 +28,11 @@ from ..errors import LayerError
 class Layer:
     """Base class: holds the dicts, the mode switch, and the backward-before-forward guard."""
 
+    # The math of forward and of each gradient ("dx" and every params key), each formula the
+    # text of a `# fwd: ... => ...` comment in the layer's code (mlp-explain prints them).
+    forward_formula = ""
+    backward_formulas: dict[str, str] = {}
+
     def __init__(self):
         self.params: dict[str, np.ndarray] = {}
         self.grads: dict[str, np.ndarray] = {}

@@ -12,6 +12,9 @@ from .base import Layer
 class Dropout(Layer):
     """Inverted dropout, masks drawn from the generator it is given; identity in eval mode."""
 
+    forward_formula = "out = x * mask"  # in training; mask is 0 or 1 / (1 - p)
+    backward_formulas = {"dx": "dx = dout * mask"}
+
     def __init__(self, p: float = 0.5, *, rng: np.random.Generator):
         super().__init__()
         if not 0.0 <= p < 1.0:
