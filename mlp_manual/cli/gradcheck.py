@@ -42,10 +42,13 @@ CONFIG_BATCH = 32  # at most this many training rows for --config
 @click.option("--max-elements", type=click.IntRange(min=0), default=DEFAULT_MAX_ELEMENTS, show_default=True,
               help="Per tensor, check a seeded sample of this many entries plus one directional check over "
                    "all of them; 0 checks every entry.")
+@click.option("--precision", is_flag=True,
+              help="Instead of finite differences, run each layer in float32 and compare with its own float64 "
+                   "result on the same inputs (--eps, --tol and --max-elements do not apply).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and the closing line.")
 @user_errors
-def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_elements, as_json, quiet):
+def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_elements, precision, as_json, quiet):
     """Check hand-written gradients against float64 central differences.
 
     With no arguments, checks every built-in layer and loss on several shapes, in train and
@@ -56,6 +59,10 @@ def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_el
     deterministic, linear in its upstream gradient, shaped like its parameters, and for leaving
     its inputs alone.
 
+    With --precision, each layer's forward and backward run in float32 and in float64 on the
+    same float32-rounded inputs; a tensor fails when its float32 error exceeds
+    4 * eps32 * sqrt(n) * kappa, kappa being its measured sensitivity to float32 rounding.
+
     Exit status: 0 when nothing fails, 1 when a tensor or a structural check fails (or the
     object cannot be checked), 2 for a usage error.
 
@@ -65,6 +72,7 @@ def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_el
       mlp-gradcheck --config configs/xor.yaml
       mlp-gradcheck --layer my_layers:make_layer --input-shape 8,5
       mlp-gradcheck --layer my_layers:Swish --input-shape 4,3 --json
+      mlp-gradcheck --precision
     """
     if config_path and layer_spec:
         raise click.UsageError("use either --config or --layer, not both")
@@ -74,6 +82,8 @@ def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_el
         raise click.UsageError("--input-shape only applies to --layer")
     if layer_spec and not input_shape:
         raise click.UsageError("--layer needs --input-shape, e.g. --input-shape 8,5")
+    if precision:
+        return report_precision(config_path, overrides, layer_spec, input_shape, seed, as_json, quiet)
     settings = {"eps": eps, "tol": tol, "seed": seed, "max_elements": max_elements or None}
     if config_path:
         suite = check_config(config_path, overrides, **settings)
@@ -88,6 +98,27 @@ def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_el
     else:
         click.echo(str(suite))
     if not suite.passed:
+        click.get_current_context().exit(1)
+
+
+def report_precision(config_path, overrides, layer_spec, input_shape, seed, as_json, quiet):
+    """The --precision run: built-in layers, a user's layer, or every layer of a config's model."""
+    from ..gradcheck import precision
+
+    if config_path:
+        exp, X, _, _ = config_batch(config_path, overrides, seed)
+        reports = precision.check_precision_model(exp.model, X, seed)
+    elif layer_spec:
+        shape = parse_shape(input_shape)
+        x = np.random.default_rng(seed).normal(size=shape)  # (N, D)
+        reports = precision.check_precision_modes(load_layer(layer_spec), x, f"{layer_spec} x{shape}", seed)
+    else:
+        reports = precision.check_precision_builtins(seed)
+    if as_json:
+        click.echo(json.dumps(precision.precision_dict(reports), indent=2))
+    else:
+        click.echo(precision.format_precision(reports, only_failures=quiet))
+    if not all(r.passed for r in reports):
         click.get_current_context().exit(1)
 
 
@@ -148,6 +179,17 @@ def check_user_layer(spec: str, shape: tuple[int, ...], **settings) -> SuiteRepo
 
 def check_config(path: str, overrides=(), **settings) -> SuiteReport:
     """Check the model a config builds, through its loss, on a seeded batch of its training data."""
+    exp, X, y, label = config_batch(path, overrides, settings["seed"])
+    reports = [check_model(exp.model, exp.loss, X, y, mode=mode, label=label + (f" {mode}" if mode else ""),
+                           **settings)
+               for mode in modes_to_check(exp.model, X)]
+    notes = [f"{len(X)} training rows drawn with seed {settings['seed']}; the model is checked in float64"]
+    return SuiteReport(reports, notes)
+
+
+def config_batch(path: str, overrides, seed: int):
+    """The experiment a config prepares, a seeded batch of its training rows X (N, D) and y,
+    and a label naming them."""
     from ..config import load_config
     from ..training.experiment import prepare
 
@@ -155,13 +197,8 @@ def check_config(path: str, overrides=(), **settings) -> SuiteReport:
     exp = prepare(cfg)
     X, y = exp.data.X_train, exp.data.y_train
     n = min(len(X), max(cfg.training.batch_size, 2), CONFIG_BATCH)
-    rows = np.sort(np.random.default_rng(settings["seed"]).choice(len(X), n, replace=False))
-    reports = [check_model(exp.model, exp.loss, X[rows], y[rows], mode=mode,
-                           label=f"{cfg.name} ({cfg.loss}) X({n}, {X.shape[1]})" + (f" {mode}" if mode else ""),
-                           **settings)
-               for mode in modes_to_check(exp.model, X[rows])]
-    notes = [f"{n} training rows drawn with seed {settings['seed']}; the model is checked in float64"]
-    return SuiteReport(reports, notes)
+    rows = np.sort(np.random.default_rng(seed).choice(len(X), n, replace=False))
+    return exp, X[rows], y[rows], f"{cfg.name} ({cfg.loss}) X({n}, {X.shape[1]})"
 
 
 def _first_line(e: BaseException) -> str:

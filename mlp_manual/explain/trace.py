@@ -10,12 +10,11 @@ against differences of the loss itself.
 N = rows, D = input features of a layer, H = its output features, K = model outputs.
 """
 
-import copy
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..gradcheck.check import pin_state
+from ..gradcheck.check import copy_in, pin_state
 from ..gradcheck.compare import Settings, compare_tensor
 from ..gradcheck.report import TensorRow
 from ..layers import Layer
@@ -80,7 +79,7 @@ def trace(model, loss, loss_name: str, X: np.ndarray, y: np.ndarray, *, check: b
     name; y, labels or targets; seed, the sample of entries a large tensor is checked on.
     Returns: a Trace.
     """
-    work = copy.deepcopy(model).astype(np.float64).train()
+    work = copy_in(model, model.layers, np.float64, "train")
     types = [spec["type"] for spec in work.spec()]
     x = np.array(X, dtype=np.float64)  # (N, D)
     steps, restores = [], []

@@ -185,20 +185,7 @@ class _Target:
 
     @classmethod
     def of(cls, obj, layers, mode, tensors_of):
-        memo = {}  # deepcopy puts these float64 copies wherever the originals are referenced
-        for layer in layers:
-            for d in (layer.params, layer.grads, getattr(layer, "buffers", {})):
-                for v in d.values():
-                    if isinstance(v, np.ndarray) and v.dtype.kind == "f":
-                        memo[id(v)] = np.array(v, dtype=np.float64, order="C")
-        try:
-            work = copy.deepcopy(obj, memo)
-        except Exception as e:
-            raise GradcheckError(f"cannot copy {describe(obj)} to check it: {type(e).__name__}: {e}") from e
-        if mode is not None:
-            if not callable(getattr(work, mode, None)):
-                raise GradcheckError(f"{describe(obj)} has no {mode}() method to switch to {mode} mode")
-            _call(work, mode)
+        work = copy_in(obj, layers, np.float64, mode)
         is_layer = any(layer is obj for layer in layers)
         return cls(work, [work] if is_layer else list(work.layers), tensors_of(work))
 
@@ -220,6 +207,26 @@ class _Target:
                                  f"{x.shape}, got {got}")
         grads = {name: owner.grads.get(key) for name, owner, key in self.tensors}
         return dx.copy(), {n: v.copy() if isinstance(v, np.ndarray) else v for n, v in grads.items()}
+
+
+def copy_in(obj, layers, dtype, mode: str | None = None):
+    """A deep copy of a layer or model (``layers`` are its layers) whose float parameters,
+    gradients and buffers are ``dtype``, in ``mode`` ("train", "eval" or None to keep it)."""
+    memo = {}  # deepcopy puts these copies wherever the originals are referenced
+    for layer in layers:
+        for d in (layer.params, layer.grads, getattr(layer, "buffers", {})):
+            for v in d.values():
+                if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+                    memo[id(v)] = np.array(v, dtype=dtype, order="C")
+    try:
+        work = copy.deepcopy(obj, memo)
+    except Exception as e:
+        raise GradcheckError(f"cannot copy {describe(obj)} to check it: {type(e).__name__}: {e}") from e
+    if mode is not None:
+        if not callable(getattr(work, mode, None)):
+            raise GradcheckError(f"{describe(obj)} has no {mode}() method to switch to {mode} mode")
+        _call(work, mode)
+    return work
 
 
 def pin_state(layers) -> Callable[[], None]:

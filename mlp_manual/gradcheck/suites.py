@@ -65,6 +65,19 @@ def loss_targets(name: str, rng: np.random.Generator, n: int, k: int) -> np.ndar
     return rng.normal(size=(n, k))
 
 
+def builtin_cases(layer_shapes, rng: np.random.Generator):
+    """Yield (label, layer, x, mode) for every layer in LAYER_TYPES, on each (N, D) input shape, in
+    each mode of MODES, with parameters and inputs drawn from ``rng``."""
+    for name in LAYER_TYPES:
+        for n, d in layer_shapes:
+            for mode in MODES.get(name, (None,)):
+                if name == "batchnorm" and mode == "train" and n < 2:
+                    continue
+                layer = builtin_layer(name, d, rng)
+                x = away_from_kinks(rng.normal(size=(n, d)) * 2)  # (N, D)
+                yield f"{name} x({n}, {d})" + (f" {mode}" if mode else ""), layer, x, mode
+
+
 def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -> SuiteReport:
     """Check every layer in LAYER_TYPES and every loss in LOSSES.
 
@@ -74,16 +87,8 @@ def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -
     Returns: a SuiteReport, one check per layer, shape and mode, then one per loss and shape.
     """
     rng = np.random.default_rng(settings.get("seed", 0))
-    reports = []
-    for name in LAYER_TYPES:
-        for n, d in layer_shapes:
-            for mode in MODES.get(name, (None,)):
-                if name == "batchnorm" and mode == "train" and n < 2:
-                    continue
-                layer = builtin_layer(name, d, rng)
-                x = away_from_kinks(rng.normal(size=(n, d)) * 2)  # (N, D)
-                label = f"{name} x({n}, {d})" + (f" {mode}" if mode else "")
-                reports.append(check_layer(layer, x, mode=mode, label=label, **settings))
+    reports = [check_layer(layer, x, mode=mode, label=label, **settings)
+               for label, layer, x, mode in builtin_cases(layer_shapes, rng)]
     for name, shapes in (loss_shapes or LOSS_SHAPES).items():
         for n, k in shapes:
             logits = rng.normal(size=(n, k)) * LOGIT_SCALE  # (N, K)
