@@ -3,6 +3,8 @@ the scalar view and the refusals."""
 
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -170,3 +172,18 @@ def test_scalar_refuses_large_models_and_other_layers():
     assert result.exit_code == 1
     assert result.output.startswith("Error: --scalar supports the layers linear, identity, relu")
     assert result.output.endswith("; layers.1 is layernorm\n")
+
+
+def test_model_alone_uses_the_config_beside_it(tmp_path):
+    (tmp_path / "config.yaml").write_text((CONFIGS / "xor.yaml").read_text())
+    save_model(prepare(load_config(CONFIGS / "xor.yaml")).model, tmp_path / "model.npz")
+    output = explain("--model", str(tmp_path / "model.npz"), "--rows", "2")
+    assert output.startswith("config: training rows") and "trained weights from" in output
+    assert CLOSING.search(output)
+
+
+def test_training_never_imports_the_teaching_views():
+    code = ("import sys, mlp_manual, mlp_manual.cli.train, mlp_manual.training.trainer; "
+            "print(sorted(m for m in sys.modules if m.startswith('mlp_manual.explain')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -17,3 +17,10 @@ def user_errors(fn):
         except MLPManualError as e:
             raise click.ClickException(str(e)) from None
     return wrapper
+
+
+def max_elements_option(default: int):
+    """``--max-elements``, shared by the commands that compare gradients with finite differences."""
+    return click.option("--max-elements", type=click.IntRange(min=0), default=default, show_default=True,
+                        help="Per tensor, check a seeded sample of this many entries plus one directional check "
+                             "over all of them; 0 checks every entry.")

@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import ModelFileError
 from ..explain.trace import MAX_ELEMENTS, trace
-from .common import user_errors
+from .common import max_elements_option, user_errors
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,9 +21,7 @@ from .common import user_errors
               help="Training rows in the batch.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Which rows are drawn, and which entries of a large tensor are checked.")
-@click.option("--max-elements", type=click.IntRange(min=0), default=MAX_ELEMENTS, show_default=True,
-              help="Per gradient, check a seeded sample of this many entries plus one directional check over "
-                   "all of them; 0 checks every entry.")
+@max_elements_option(MAX_ELEMENTS)
 @click.option("--graph", "graph_path", type=click.Path(dir_okay=False),
               help="Also draw the pass as a computation graph into this PNG.")
 @click.option("--scalar", is_flag=True,

@@ -18,7 +18,7 @@ from ..gradcheck.check import (
 )
 from ..gradcheck.report import SuiteReport, format_reports
 from ..gradcheck.suites import check_builtins
-from .common import user_errors
+from .common import max_elements_option, user_errors
 
 DEFAULT_MAX_ELEMENTS = 1000
 CONFIG_BATCH = 32  # at most this many training rows for --config
@@ -39,9 +39,7 @@ CONFIG_BATCH = 32  # at most this many training rows for --config
               help="Relative error at or below which a tensor passes (up to 1e-4 it is a warning).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of inputs, upstream gradients and samples.")
-@click.option("--max-elements", type=click.IntRange(min=0), default=DEFAULT_MAX_ELEMENTS, show_default=True,
-              help="Per tensor, check a seeded sample of this many entries plus one directional check over "
-                   "all of them; 0 checks every entry.")
+@max_elements_option(DEFAULT_MAX_ELEMENTS)
 @click.option("--precision", is_flag=True,
               help="Instead of finite differences, run each layer in float32 and compare with its own float64 "
                    "result on the same inputs (--eps, --tol and --max-elements do not apply).")
