@@ -59,3 +59,16 @@ def test_the_comment_reader_finds_multiline_comments():
 def test_a_layer_without_formulas_gets_empty_ones():
     assert Layer.forward_formula == "" and Layer.backward_formulas == {}
     assert Sigmoid().backward_formulas["dx"] == "dx = dout * s * (1 - s)"
+
+
+def test_every_loss_has_its_formulas_and_the_seed_is_the_one_its_docstring_states():
+    import mlp_manual.losses as losses_module
+    from mlp_manual.explain.formulas import LOSS_FORMULAS
+    from mlp_manual.losses import LOSSES
+
+    assert set(LOSS_FORMULAS) == set(LOSSES)
+    source = squash(inspect.getsource(losses_module))
+    for name, math in LOSS_FORMULAS.items():
+        grad, _, rhs = math.seed.partition(" = ")
+        assert grad in ("dlogits", "dpred") and rhs in source, (name, rhs)
+        assert math.loss.startswith("loss = mean(")
