@@ -8,7 +8,7 @@ N = batch size, D = input features, H = output features.
 
 import numpy as np
 
-from mlp_manual.layers import Layer, sigmoid
+from mlp_manual.layers import Layer, LayerNorm, sigmoid
 
 
 class _Affine(Layer):
@@ -220,3 +220,20 @@ class Float32WeightGrad(ForgottenBiasGrad):
 
 
 STRUCTURAL_BUGS = [AccumulatingGrad, ScalesInputInPlace, MasksDoutInPlace, SquaresDout, Float32WeightGrad]
+
+
+class LayerNormNaiveVariance(LayerNorm):
+    """LayerNorm with the variance computed as E[x^2] - E[x]^2. It is the same function, so its
+    backward passes the float64 finite-difference check; but where the mean of a row is large
+    next to its spread, the two terms nearly cancel, and in float32 most digits of the variance
+    are rounding error. The precision check must FAIL it there; the built-in LayerNorm, which
+    subtracts the mean first, passes on the same input."""
+
+    def __init__(self, features: int = 5):
+        super().__init__(features)
+
+    def forward(self, x):
+        mean = x.mean(axis=1, keepdims=True)  # (N, 1)
+        var = (x * x).mean(axis=1, keepdims=True) - mean * mean  # (N, 1), cancels when |mean| >> spread
+        self.rstd = 1 / np.sqrt(var + x.dtype.type(self.eps))  # (N, 1)
+        return self.scale_shift((x - mean) * self.rstd)

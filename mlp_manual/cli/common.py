@@ -28,3 +28,10 @@ def warnings_on_stderr(fn):
         with collect_warnings(lambda warning: click.echo(str(warning), err=True)):
             return fn(*args, **kwargs)
     return wrapper
+
+
+def max_elements_option(default: int):
+    """``--max-elements``, shared by the commands that compare gradients with finite differences."""
+    return click.option("--max-elements", type=click.IntRange(min=0), default=default, show_default=True,
+                        help="Per tensor, check a seeded sample of this many entries plus one directional check "
+                             "over all of them; 0 checks every entry.")

@@ -7,8 +7,15 @@ import click
 from ..errors import GradcheckError
 from ..gradcheck.report import format_reports
 from ..gradcheck.suites import check_builtins
-from ..gradcheck.user import check_config, check_user_layer, split_spec
-from .common import user_errors
+from ..gradcheck.user import (
+    check_config,
+    check_user_layer,
+    config_batch,
+    load_layer,
+    split_spec,
+    user_layer_input,
+)
+from .common import max_elements_option, user_errors
 
 DEFAULT_MAX_ELEMENTS = 1000
 
@@ -28,13 +35,14 @@ DEFAULT_MAX_ELEMENTS = 1000
               help="Relative error at or below which a tensor passes (up to 1e-4 it is a warning).")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of inputs, upstream gradients and samples.")
-@click.option("--max-elements", type=click.IntRange(min=0), default=DEFAULT_MAX_ELEMENTS, show_default=True,
-              help="Per tensor, check a seeded sample of this many entries plus one directional check over "
-                   "all of them; 0 checks every entry.")
+@max_elements_option(DEFAULT_MAX_ELEMENTS)
+@click.option("--precision", is_flag=True,
+              help="Instead of finite differences, run each layer in float32 and compare with its own float64 "
+                   "result on the same inputs (--eps, --tol and --max-elements do not apply).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and the closing line.")
 @user_errors
-def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_elements, as_json, quiet):
+def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_elements, precision, as_json, quiet):
     """Check hand-written gradients against float64 central differences.
 
     With no arguments, checks every built-in layer and loss on several shapes, in train and
@@ -45,6 +53,10 @@ def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_el
     deterministic, linear in its upstream gradient, shaped like its parameters, and for leaving
     its inputs alone.
 
+    With --precision, each layer's forward and backward run in float32 and in float64 on the
+    same float32-rounded inputs; a tensor fails when its float32 error exceeds
+    4 * eps32 * sqrt(n) * kappa, kappa being its measured sensitivity to float32 rounding.
+
     Exit status: 0 when nothing fails, 1 when a tensor or a structural check fails (or the
     object cannot be checked), 2 for a usage error.
 
@@ -54,6 +66,7 @@ def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_el
       mlp-gradcheck --config configs/xor.yaml
       mlp-gradcheck --layer my_layers:make_layer --input-shape 8,5
       mlp-gradcheck --layer my_layers:Swish --input-shape 4,3 --json
+      mlp-gradcheck --precision
     """
     if config_path and layer_spec:
         raise click.UsageError("use either --config or --layer, not both")
@@ -63,6 +76,8 @@ def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_el
         raise click.UsageError("--input-shape only applies to --layer")
     if layer_spec and not input_shape:
         raise click.UsageError("--layer needs --input-shape, e.g. --input-shape 8,5")
+    if precision:
+        return report_precision(config_path, overrides, layer_spec, input_shape, seed, as_json, quiet)
     settings = {"eps": eps, "tol": tol, "seed": seed, "max_elements": max_elements or None}
     if config_path:
         suite = check_config(config_path, overrides, **settings)
@@ -78,6 +93,27 @@ def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_el
     else:
         click.echo(str(suite))
     if not suite.passed:
+        click.get_current_context().exit(1)
+
+
+def report_precision(config_path, overrides, layer_spec, input_shape, seed, as_json, quiet):
+    """The --precision run: built-in layers, a user's layer, or every layer of a config's model."""
+    from ..gradcheck import precision
+
+    if config_path:
+        exp, X, _, _ = config_batch(config_path, overrides, seed)
+        reports = precision.check_precision_model(exp.model, X, seed)
+    elif layer_spec:
+        shape = parse_shape(input_shape)
+        layer = load_layer(parse_layer_spec(layer_spec), source=f"--layer {layer_spec}")
+        reports = precision.check_precision_modes(layer, user_layer_input(shape, seed), f"{layer_spec} x{shape}", seed)
+    else:
+        reports = precision.check_precision_builtins(seed)
+    if as_json:
+        click.echo(json.dumps(precision.precision_dict(reports), indent=2))
+    else:
+        click.echo(precision.format_precision(reports, only_failures=quiet))
+    if not all(r.passed for r in reports):
         click.get_current_context().exit(1)
 
 

@@ -13,6 +13,7 @@ N = batch size, D = input features, H = layer outputs, K = model outputs.
 """
 
 import copy
+from collections.abc import Callable
 
 import numpy as np
 
@@ -180,36 +181,16 @@ class _Target:
 
     def __init__(self, work, layers, tensors):
         self.work, self.tensors = work, tensors  # tensors: (name, owning layer, params key)
-        self.generators = [(v, v.bit_generator.state) for layer in layers
-                           for v in getattr(layer, "__dict__", {}).values() if isinstance(v, np.random.Generator)]
-        self.buffers = [(layer.buffers, k, v, v.copy()) for layer in layers
-                        for k, v in getattr(layer, "buffers", {}).items() if isinstance(v, np.ndarray)]
+        self.restore = pin_state(layers)
 
     @classmethod
     def of(cls, obj, layers, mode, tensors_of):
-        memo = {}  # deepcopy puts these float64 copies wherever the originals are referenced
-        for layer in layers:
-            for d in (layer.params, layer.grads, getattr(layer, "buffers", {})):
-                for v in d.values():
-                    if isinstance(v, np.ndarray) and v.dtype.kind == "f":
-                        memo[id(v)] = np.array(v, dtype=np.float64, order="C")
-        try:
-            work = copy.deepcopy(obj, memo)
-        except Exception as e:
-            raise GradcheckError(f"cannot copy {describe(obj)} to check it: {type(e).__name__}: {e}") from e
-        if mode is not None:
-            if not callable(getattr(work, mode, None)):
-                raise GradcheckError(f"{describe(obj)} has no {mode}() method to switch to {mode} mode")
-            _call(work, mode)
+        work = copy_in(obj, layers, np.float64, mode)
         is_layer = any(layer is obj for layer in layers)
         return cls(work, [work] if is_layer else list(work.layers), tensors_of(work))
 
     def forward(self, x):
-        for gen, state in self.generators:
-            gen.bit_generator.state = state
-        for d, k, arr, saved in self.buffers:
-            arr[...] = saved
-            d[k] = arr
+        self.restore()
         out = _call(self.work, "forward", x)
         if not isinstance(out, np.ndarray) or out.dtype.kind != "f":
             raise GradcheckError(f"{describe(self.work)}.forward must return a float numpy array, got {kind_of(out)}")
@@ -226,6 +207,44 @@ class _Target:
                                  f"{x.shape}, got {got}")
         grads = {name: owner.grads.get(key) for name, owner, key in self.tensors}
         return dx.copy(), {n: v.copy() if isinstance(v, np.ndarray) else v for n, v in grads.items()}
+
+
+def copy_in(obj, layers, dtype, mode: str | None = None):
+    """A deep copy of a layer or model (``layers`` are its layers) whose float parameters,
+    gradients and buffers are ``dtype``, in ``mode`` ("train", "eval" or None to keep it)."""
+    memo = {}  # deepcopy puts these copies wherever the originals are referenced
+    for layer in layers:
+        for d in (layer.params, layer.grads, getattr(layer, "buffers", {})):
+            for v in d.values():
+                if isinstance(v, np.ndarray) and v.dtype.kind == "f":
+                    memo[id(v)] = np.array(v, dtype=dtype, order="C")
+    try:
+        work = copy.deepcopy(obj, memo)
+    except Exception as e:
+        raise GradcheckError(f"cannot copy {describe(obj)} to check it: {type(e).__name__}: {e}") from e
+    if mode is not None:
+        if not callable(getattr(work, mode, None)):
+            raise GradcheckError(f"{describe(obj)} has no {mode}() method to switch to {mode} mode")
+        _call(work, mode)
+    return work
+
+
+def pin_state(layers) -> Callable[[], None]:
+    """Remember the layers' random generators and buffers as they are now; the function returned
+    puts them back, so that every forward after it draws the same dropout mask and reads the same
+    running statistics."""
+    generators = [(v, v.bit_generator.state) for layer in layers
+                  for v in getattr(layer, "__dict__", {}).values() if isinstance(v, np.random.Generator)]
+    buffers = [(layer.buffers, k, v, v.copy()) for layer in layers
+               for k, v in getattr(layer, "buffers", {}).items() if isinstance(v, np.ndarray)]
+
+    def restore():
+        for gen, state in generators:
+            gen.bit_generator.state = state
+        for d, k, arr, saved in buffers:
+            arr[...] = saved
+            d[k] = arr
+    return restore
 
 
 def _structure(target, x, seed, rng):

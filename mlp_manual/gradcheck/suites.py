@@ -57,6 +57,19 @@ def away_from_kinks(x: np.ndarray) -> np.ndarray:
     return np.where(np.abs(x) < KINK_MARGIN, np.where(x < 0, -1.0, 1.0) * KINK_MARGIN + x, x)
 
 
+def builtin_cases(layer_shapes, rng: np.random.Generator):
+    """Yield (label, layer, x, mode) for every registered layer type, on each (N, D) input shape,
+    in each mode it computes differently in, with parameters and inputs drawn from ``rng``."""
+    for name, layer_type in LAYERS.items():
+        for n, d in layer_shapes:
+            for mode in modes_of(layer_type):
+                if mode == "train" and n < layer_type.cls.min_train_rows:
+                    continue
+                layer = builtin_layer(name, d, rng)
+                x = away_from_kinks(rng.normal(size=(n, d)) * 2)  # (N, D)
+                yield f"{name} x({n}, {d})" + (f" {mode}" if mode else ""), layer, x, mode
+
+
 def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -> SuiteReport:
     """Check every registered layer type and every loss in LOSSES.
 
@@ -66,16 +79,8 @@ def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -
     Returns: a SuiteReport, one check per layer, shape and mode, then one per loss and shape.
     """
     rng = np.random.default_rng(settings.get("seed", 0))
-    reports = []
-    for name, layer_type in LAYERS.items():
-        for n, d in layer_shapes:
-            for mode in modes_of(layer_type):
-                if mode == "train" and n < layer_type.cls.min_train_rows:
-                    continue
-                layer = builtin_layer(name, d, rng)
-                x = away_from_kinks(rng.normal(size=(n, d)) * 2)  # (N, D)
-                label = f"{name} x({n}, {d})" + (f" {mode}" if mode else "")
-                reports.append(check_layer(layer, x, mode=mode, label=label, **settings))
+    reports = [check_layer(layer, x, mode=mode, label=label, **settings)
+               for label, layer, x, mode in builtin_cases(layer_shapes, rng)]
     for name, shapes in (loss_shapes or LOSS_SHAPES).items():
         for n, k in shapes:
             logits = rng.normal(size=(n, k)) * LOGIT_SCALE  # (N, K)

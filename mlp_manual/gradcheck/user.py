@@ -69,7 +69,7 @@ def check_user_layer(spec: str, shape: tuple[int, ...], *, source: str | None = 
     """Check the layer ``load_layer(spec, source)`` makes on a standard-normal input of ``shape``
     (N, D), in each mode where it computes differently; settings as for ``check_layer``."""
     layer = load_layer(spec, source)
-    x = np.random.default_rng(settings["seed"]).normal(size=shape)  # (N, D)
+    x = user_layer_input(shape, settings["seed"])  # (N, D)
     reports = [check_layer(layer, x, mode=mode, label=f"{spec} x{shape}" + (f" {mode}" if mode else ""), **settings)
                for mode in modes_to_check(layer, x)]
     notes = [(f"input drawn from a standard normal (seed {settings['seed']}); entries whose perturbation "
@@ -77,17 +77,27 @@ def check_user_layer(spec: str, shape: tuple[int, ...], *, source: str | None = 
     return SuiteReport(reports, notes)
 
 
+def user_layer_input(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """The input a user's layer is checked on: standard normal of ``shape``, drawn with ``seed``."""
+    return np.random.default_rng(seed).normal(size=shape)
+
+
 def check_config(path, overrides=(), **settings) -> SuiteReport:
     """Check the model the config at ``path`` (with ``--set`` style ``overrides``) builds, through
     its loss, on at most CONFIG_BATCH training rows drawn with ``settings["seed"]``."""
+    exp, X, y, label = config_batch(path, overrides, settings["seed"])
+    reports = [check_model(exp.model, exp.loss, X, y, mode=mode, label=label + (f" {mode}" if mode else ""), **settings)
+               for mode in modes_to_check(exp.model, X)]
+    notes = [f"{len(X)} training rows drawn with seed {settings['seed']}; the model is checked in float64"]
+    return SuiteReport(reports, notes)
+
+
+def config_batch(path, overrides, seed: int):
+    """The experiment the config at ``path`` prepares, at most CONFIG_BATCH of its training rows
+    X (N, D) and y drawn with ``seed``, and a label naming them."""
     cfg = load_config(path, list(overrides))
     exp = prepare(cfg)
     X, y = exp.data.X_train, exp.data.y_train
     n = min(len(X), max(cfg.training.batch_size, 2), CONFIG_BATCH)
-    rows = np.sort(np.random.default_rng(settings["seed"]).choice(len(X), n, replace=False))
-    reports = [check_model(exp.model, exp.loss, X[rows], y[rows], mode=mode,
-                           label=f"{cfg.name} ({cfg.loss}) X({n}, {X.shape[1]})" + (f" {mode}" if mode else ""),
-                           **settings)
-               for mode in modes_to_check(exp.model, X[rows])]
-    notes = [f"{n} training rows drawn with seed {settings['seed']}; the model is checked in float64"]
-    return SuiteReport(reports, notes)
+    rows = np.sort(np.random.default_rng(seed).choice(len(X), n, replace=False))
+    return exp, X[rows], y[rows], f"{cfg.name} ({cfg.loss}) X({n}, {X.shape[1]})"

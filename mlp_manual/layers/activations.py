@@ -11,6 +11,9 @@ from .base import Layer
 class Identity(Layer):
     """out = x."""
 
+    forward_formula = "out = x"
+    backward_formulas = {"dx": "dx = dout"}
+
     def __init__(self):
         super().__init__()
         self.ran = None
@@ -29,6 +32,8 @@ class ReLU(Layer):
     """out = max(x, 0). At x == 0 the subgradient 0 is used."""
 
     unit_state = "dead"
+    forward_formula = "out = max(x, 0)"
+    backward_formulas = {"dx": "dx = dout * (x > 0)"}
 
     def __init__(self):
         super().__init__()
@@ -56,6 +61,8 @@ class LeakyReLU(Layer):
     """out = x where x > 0, slope * x elsewhere."""
 
     unit_state = "dead"
+    forward_formula = "out = where(x > 0, x, slope * x)"
+    backward_formulas = {"dx": "dx = dout * where(x > 0, 1, slope)"}
 
     def __init__(self, slope: float = 0.01):
         super().__init__()
@@ -88,6 +95,8 @@ class Sigmoid(Layer):
     """out = 1 / (1 + exp(-x)), stable for large |x|."""
 
     unit_state = "saturated"
+    forward_formula = "s = sigmoid(x)"
+    backward_formulas = {"dx": "dx = dout * s * (1 - s)"}
 
     def __init__(self):
         super().__init__()
@@ -110,6 +119,8 @@ class Tanh(Layer):
     """out = tanh(x)."""
 
     unit_state = "saturated"
+    forward_formula = "t = tanh(x)"
+    backward_formulas = {"dx": "dx = dout * (1 - t**2)"}
 
     def __init__(self):
         super().__init__()
@@ -130,6 +141,9 @@ class Tanh(Layer):
 
 class GELU(Layer):
     """GELU, tanh approximation: out = 0.5 x (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2/pi)."""
+
+    forward_formula = "out = 0.5 x (1 + t), t = tanh(u), u = k (x + c x^3)"
+    backward_formulas = {"dx": "dx = dout * (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2))"}
 
     K = np.sqrt(2.0 / np.pi)
     C = 0.044715
@@ -155,6 +169,9 @@ class GELU(Layer):
 class Softmax(Layer):
     """Row-wise softmax as a layer (for a probability output; training with
     cross-entropy should use the fused ``softmax_cross_entropy`` loss instead)."""
+
+    forward_formula = "s = exp(x) / sum(exp(x))"
+    backward_formulas = {"dx": "dx = J^T dout = s * (dout - sum(dout * s))"}
 
     def __init__(self):
         super().__init__()

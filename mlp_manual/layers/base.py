@@ -33,6 +33,10 @@ class Layer:
     # What diagnostics count in the output: "dead" units (zero for a whole batch: the ReLU
     # family) or "saturated" ones (at the ends of their range for a whole batch); see ``stuck``.
     unit_state: str | None = None
+    # The math of forward and of each gradient ("dx" and every params key), each formula the
+    # text of a `# fwd: ... => ...` comment in the layer's code (mlp-explain prints them).
+    forward_formula = ""
+    backward_formulas: dict[str, str] = {}
 
     def __init__(self):
         self.params: dict[str, np.ndarray] = {}

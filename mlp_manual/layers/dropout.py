@@ -13,6 +13,8 @@ class Dropout(Layer):
     """Inverted dropout, masks drawn from the generator it is given; identity in eval mode."""
 
     modes_differ = True
+    forward_formula = "out = x * mask"  # in training; mask is 0 or 1 / (1 - p)
+    backward_formulas = {"dx": "dx = dout * mask"}
 
     def __init__(self, p: float = 0.5, *, rng: np.random.Generator):
         super().__init__()

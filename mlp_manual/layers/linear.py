@@ -18,6 +18,9 @@ class Linear(Layer):
     Params: W (D, H), b (H,) initialised to zero.
     """
 
+    forward_formula = "out = x @ W + b"
+    backward_formulas = {"dx": "dx = dout @ W.T", "W": "dW = x.T @ dout", "b": "db = dout.sum(0)"}
+
     def __init__(self, in_features: int, out_features: int, *, rng: np.random.Generator,
                  init: str = "he_uniform", bias: bool = True, dtype=np.float32):
         super().__init__()

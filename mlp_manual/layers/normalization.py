@@ -41,6 +41,10 @@ class LayerNorm(_ScaleShift):
     Params: gamma (D,) = 1, beta (D,) = 0.
     """
 
+    forward_formula = "out = gamma * xhat + beta, xhat = (x - mean(x)) * rstd, rstd = 1 / sqrt(var(x) + eps)"
+    backward_formulas = {"dx": "dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), dxhat = dout * gamma",
+                         "gamma": "dgamma = sum_N(dout * xhat)", "beta": "dbeta = sum_N(dout)"}
+
     def __init__(self, features: int, eps: float = 1e-5, dtype=np.float32):
         super().__init__(features, eps, dtype)
 
@@ -53,8 +57,8 @@ class LayerNorm(_ScaleShift):
     def backward(self, dout):
         dxhat = self.scale_shift_backward(dout)  # (N, D)
         xhat, rstd = self.xhat, self.saved(self.rstd)
-        # fwd: xhat = (x - mean(x)) * rstd(x)
-        #  =>  dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), means over D
+        # fwd: out = gamma * xhat + beta, xhat = (x - mean(x)) * rstd, rstd = 1 / sqrt(var(x) + eps)
+        #  =>  dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), dxhat = dout * gamma, means over D
         return rstd * (dxhat - dxhat.mean(axis=1, keepdims=True)
                        - xhat * (dxhat * xhat).mean(axis=1, keepdims=True))
 
@@ -67,6 +71,10 @@ class RMSNorm(Layer):
 
     Params: gamma (D,) = 1.
     """
+
+    forward_formula = "out = gamma * xhat, xhat = x * rrms, rrms = 1 / sqrt(mean(x^2) + eps)"
+    backward_formulas = {"dx": "dx = rrms * (dxhat - xhat * mean(dxhat * xhat)), dxhat = dout * gamma",
+                         "gamma": "dgamma = sum_N(dout * xhat)"}
 
     def __init__(self, features: int, eps: float = 1e-6, dtype=np.float32):
         super().__init__()
@@ -85,8 +93,8 @@ class RMSNorm(Layer):
         # fwd: out = gamma * xhat  =>  dgamma = sum_N(dout * xhat)
         self.grads["gamma"] = (dout * xhat).sum(axis=0)  # (D,)
         dxhat = dout * self.params["gamma"]  # (N, D)
-        # fwd: xhat = x * rrms(x), rrms = mean(x^2)^(-1/2)
-        #  =>  dx = rrms * (dxhat - xhat * mean(dxhat * xhat)), mean over D
+        # fwd: out = gamma * xhat, xhat = x * rrms, rrms = 1 / sqrt(mean(x^2) + eps)
+        #  =>  dx = rrms * (dxhat - xhat * mean(dxhat * xhat)), dxhat = dout * gamma, mean over D
         return rrms * (dxhat - xhat * (dxhat * xhat).mean(axis=1, keepdims=True))
 
     def config(self):
@@ -100,10 +108,14 @@ class BatchNorm1d(_ScaleShift):
     running = (1 - momentum) * running + momentum * batch statistic (unbiased variance).
     Eval: the running statistics replace the batch ones.
     Params: gamma (D,) = 1, beta (D,) = 0. Buffers: running_mean (D,) = 0, running_var (D,) = 1.
+    The formulas are those of training mode (eval's are in the comments of ``backward``).
     """
 
     modes_differ = True
     min_train_rows = 2  # a variance needs two rows
+    forward_formula = "out = gamma * xhat + beta, xhat = (x - mean_N(x)) * rstd, rstd = 1 / sqrt(var_N(x) + eps)"
+    backward_formulas = {"dx": "dx = rstd * (dxhat - mean_N(dxhat) - xhat * mean_N(dxhat * xhat)), dxhat = dout * gamma",
+                         "gamma": "dgamma = sum_N(dout * xhat)", "beta": "dbeta = sum_N(dout)"}
 
     def __init__(self, features: int, momentum: float = 0.1, eps: float = 1e-5, dtype=np.float32):
         if not 0.0 <= momentum <= 1.0:
@@ -138,8 +150,8 @@ class BatchNorm1d(_ScaleShift):
         if not self.batch_stats:
             # fwd (eval): xhat = (x - running_mean) * rstd  =>  dx = dxhat * rstd
             return dxhat * rstd
-        # fwd (train): xhat = (x - mean_N(x)) * rstd_N(x)
-        #  =>  dx = rstd * (dxhat - mean_N(dxhat) - xhat * mean_N(dxhat * xhat))
+        # fwd: out = gamma * xhat + beta, xhat = (x - mean_N(x)) * rstd, rstd = 1 / sqrt(var_N(x) + eps)
+        #  =>  dx = rstd * (dxhat - mean_N(dxhat) - xhat * mean_N(dxhat * xhat)), dxhat = dout * gamma
         return rstd * (dxhat - dxhat.mean(axis=0) - xhat * (dxhat * xhat).mean(axis=0))
 
     def config(self):

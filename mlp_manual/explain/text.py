@@ -1,0 +1,102 @@
+"""A Trace as text: the forward pass layer by layer, the loss and its seed, the backward pass in
+reverse order with the formula, shapes, norm, values and finite-difference check of every
+gradient, and a closing line counting the gradients that agree.
+
+N = rows, D = features, K = outputs.
+"""
+
+import numpy as np
+
+from .formulas import LOSS_FORMULAS
+from .trace import LayerStep, Trace
+
+ROWS_SHOWN = 2  # rows of a matrix printed
+VALUES_SHOWN = 6  # values of a row printed
+
+
+def shape(a: np.ndarray) -> str:
+    return str(tuple(a.shape))
+
+
+def values(a: np.ndarray) -> str:
+    """Up to VALUES_SHOWN entries of a vector, then how many there are."""
+    shown = " ".join(f"{v + 0.0:9.4g}" for v in a[:VALUES_SHOWN])  # + 0.0: no -0
+    return shown + (f"  ... ({a.size} values)" if a.size > VALUES_SHOWN else "")
+
+
+def preview(name: str, a: np.ndarray, indent: str) -> list[str]:
+    """``name[i] = ...`` lines for the first rows of a matrix, or one line for a vector."""
+    if a.ndim == 1:
+        return [f"{indent}{name} = {values(a)}"]
+    rows = [f"{indent}{name}[{i}] = {values(a[i])}" for i in range(min(len(a), ROWS_SHOWN))]
+    return rows + ([f"{indent}... ({len(a)} rows)"] if len(a) > ROWS_SHOWN else [])
+
+
+def forward_formula(step: LayerStep) -> str:
+    return step.layer.forward_formula or "(no formula given)"
+
+
+def forward_lines(trace: Trace) -> list[str]:
+    lines = ["forward, layer by layer (a float64 copy in training mode: dropout draws one mask, and every "
+             "check below reuses it)", f"  X {shape(trace.X)}"]
+    lines += preview("X", trace.X, "      ")
+    for step in trace.steps:
+        params = "".join(f", {k} {shape(p)}" for k, p in step.layer.params.items())
+        lines += [f"  {step.name} {step.type}: {forward_formula(step)}",
+                  f"      x {shape(step.x)}{params} -> out {shape(step.out)}"]
+        lines += preview("out", step.out, "      ")
+    return lines
+
+
+def loss_lines(trace: Trace) -> list[str]:
+    loss = trace.loss
+    math = LOSS_FORMULAS[loss.name]
+    lines = [f"loss: {loss.name}",
+             f"  {math.loss} = {loss.value:.6g}",
+             f"  seed of the backward pass: {math.seed}, N = {len(loss.logits)}   -> {shape(loss.dlogits)}"]
+    for name, part in math.parts(loss.logits, loss.targets):
+        lines += preview(name, part, "      ")
+    grad_name = math.seed.split(" ")[0]
+    lines += preview(grad_name, loss.dlogits, "      ")
+    if loss.check:
+        lines.append(f"      {check_text(loss.check)}")
+    return lines
+
+
+def backward_lines(trace: Trace) -> list[str]:
+    lines = ["backward, in reverse order: each gradient from the upstream gradient dout"]
+    for step in reversed(trace.steps):
+        lines.append(f"  {step.name} {step.type}")
+        for key in [*step.layer.params, "dx"]:
+            grad = step.grads[key]
+            name = "dx" if key == "dx" else f"d{key}"
+            formula = step.layer.backward_formulas.get(key, f"{name} = (no formula given)")
+            lines += [f"    fwd: {forward_formula(step)}  =>  {formula}",
+                      f"      dout {shape(step.dout)} -> {name} {shape(grad)}, |{name}| = {np.linalg.norm(grad):.4g}"]
+            lines += preview(name, grad, "      ")
+            if key in step.checks:
+                lines.append(f"      {check_text(step.checks[key])}")
+    return lines
+
+
+def check_text(row) -> str:
+    """``finite differences: rel err 3.1e-11  PASS`` and how many entries were compared."""
+    note = row.describe()
+    return f"finite differences: rel err {row.max_rel:.1e}  {row.verdict}" + (f"  ({note})" if note else "")
+
+
+def closing_line(trace: Trace) -> str:
+    checks = trace.checks()
+    if not checks:
+        return "gradients not checked"
+    worst = max(row.max_rel for _, row in checks)
+    agree = trace.agreeing()
+    verdict = "all agree" if agree == len(checks) else f"{len(checks) - agree} do not"
+    return (f"{agree} of {len(checks)} gradient steps agree with finite differences ({verdict}; "
+            f"worst relative error {worst:.1e})")
+
+
+def format_trace(trace: Trace, header: str) -> str:
+    """The whole walkthrough, ``header`` first."""
+    blocks = [[header], forward_lines(trace), loss_lines(trace), backward_lines(trace), [closing_line(trace)]]
+    return "\n\n".join("\n".join(block) for block in blocks)
