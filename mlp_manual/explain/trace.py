@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..gradcheck.check import copy_in, pin_state
 from ..gradcheck.compare import Settings, compare_tensor
 from ..gradcheck.report import TensorRow
+from ..gradcheck.target import copy_in, pin_state
 from ..layers import Layer
 
 MAX_ELEMENTS = 50  # per tensor; a larger one gets a seeded sample of this many entries and one directional check

@@ -35,7 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .check import _call, copy_in, describe, modes_to_check, require_layer
+from .contract import call_user, describe, require_layer
+from .target import copy_in, modes_to_check
 
 EPS32 = float(np.finfo(np.float32).eps)
 SAFETY = 4.0
@@ -150,13 +151,13 @@ def _run(layer, x, dout, move=None) -> dict[str, np.ndarray]:
     """Forward (and backward when dout is given) of a fresh copy of ``layer`` in x's dtype; with
     ``move``, the arrays the layer caches for its backward are moved by it in between."""
     work = copy_in(layer, [layer], x.dtype)  # a fresh copy: the same generator state, so the same mask
-    out = _call(work, "forward", x)
+    out = call_user(work, "forward", x)
     if dout is None:
         return {"out": out}
     out = out.copy()
     if move is not None:
         _move_cache(work, move)
-    dx = _call(work, "backward", dout)
+    dx = call_user(work, "backward", dout)
     return {"out": out, "dx": np.array(dx), **{k: np.array(work.grads[k]) for k in work.params}}
 
 
@@ -198,7 +199,7 @@ def check_precision_model(model, X, seed: int = 0) -> list[PrecisionReport]:
     reports = []
     for i, (layer, spec) in enumerate(zip(work.layers, work.spec())):
         reports.append(check_precision(layer, x, label=f"layers.{i} {spec['type']} x{x.shape}", seed=seed))
-        x = _call(layer, "forward", x)
+        x = call_user(layer, "forward", x)
     return reports
 
 
