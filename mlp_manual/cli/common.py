@@ -4,8 +4,12 @@ import functools
 
 import click
 
+from .. import __version__
 from ..errors import MLPManualError
 from ..runs.run_warnings import collect_warnings
+
+version_option = click.version_option(__version__, "--version", message="mlp-manual %(version)s",
+                                      help="Print the mlp-manual version and exit.")
 
 
 def user_errors(fn):

@@ -6,10 +6,11 @@ import click
 
 from ..runs.evaluate import evaluate_saved_model
 from ..training.evaluation import class_table
-from .common import user_errors
+from .common import user_errors, version_option
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@version_option
 @click.option("--model", "model_path", required=True, type=click.Path(exists=True, dir_okay=False),
               help="A model.npz written by mlp-train.")
 @click.option("--data", "dataset", metavar="NAME", help="Dataset (default: the one in the run's config).")

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from .common import user_errors
+from .common import user_errors, version_option
 
 
 def describe(value_info) -> str:
@@ -14,6 +14,7 @@ def describe(value_info) -> str:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@version_option
 @click.option("--model", "model_path", required=True, type=click.Path(exists=True, dir_okay=False),
               help="A model.npz written by mlp-train.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False),

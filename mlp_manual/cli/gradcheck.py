@@ -15,12 +15,13 @@ from ..gradcheck.user import (
     split_spec,
     user_layer_input,
 )
-from .common import max_elements_option, user_errors
+from .common import max_elements_option, user_errors, version_option
 
 DEFAULT_MAX_ELEMENTS = 1000
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@version_option
 @click.option("--config", "config_path", metavar="PATH",
               help="Check the whole model of this YAML config, with its loss, on a batch of its data.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",

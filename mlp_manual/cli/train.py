@@ -8,12 +8,13 @@ from ..config import load_config
 from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from ..runs.run import make_run_dir, resume_run, train_run
 from ..training.experiment import prepare
-from .common import user_errors, warnings_on_stderr
+from .common import user_errors, version_option, warnings_on_stderr
 
 DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@version_option
 @click.option("--config", "config_path", metavar="PATH", help="YAML config file.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a config key, e.g. --set optimizer.lr=0.05 (repeatable; VALUE is YAML).")
