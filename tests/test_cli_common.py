@@ -33,3 +33,13 @@ def test_every_command_prints_the_package_version(script):
     assert result.exit_code == 0
     assert result.output == f"mlp-manual {mlp_manual.__version__}\n"
     assert "--version" in invoke_cli(command(SCRIPTS[script]), "--help").output
+
+
+@pytest.mark.parametrize("module", ["mlp_manual.cli.gradcheck", "mlp_manual.cli.explain"])
+def test_a_positional_config_works_like_the_option(module):
+    main = importlib.import_module(module).main
+    positional = invoke_cli(main, "configs/xor.yaml")
+    assert positional.exit_code == 0
+    assert positional.output == invoke_cli(main, "--config", "configs/xor.yaml").output
+    twice = invoke_cli(main, "configs/xor.yaml", "--config", "configs/moons.yaml")
+    assert twice.exit_code == 2 and "the config is given twice" in twice.output

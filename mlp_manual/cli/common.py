@@ -34,6 +34,20 @@ def warnings_on_stderr(fn):
     return wrapper
 
 
+def config_argument(fn):
+    """An optional positional CONFIG that means the same as ``--config`` (``mlp-train configs/xor.yaml``);
+    giving both is a usage error. The callback receives it as ``config_path``."""
+    @functools.wraps(fn)
+    def wrapper(*args, config_file=None, **kwargs):
+        if config_file is not None:
+            if kwargs.get("config_path"):
+                raise click.UsageError(f"the config is given twice ({config_file} and --config "
+                                       f"{kwargs['config_path']}); give it once")
+            kwargs["config_path"] = config_file
+        return fn(*args, **kwargs)
+    return click.argument("config_file", required=False, metavar="[CONFIG]")(wrapper)
+
+
 def max_elements_option(default: int):
     """``--max-elements``, shared by the commands that compare gradients with finite differences."""
     return click.option("--max-elements", type=click.IntRange(min=0), default=default, show_default=True,

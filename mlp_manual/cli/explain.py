@@ -7,11 +7,12 @@ import numpy as np
 
 from ..errors import ModelFileError
 from ..explain.trace import MAX_ELEMENTS, trace
-from .common import max_elements_option, user_errors, version_option
+from .common import config_argument, max_elements_option, user_errors, version_option
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @version_option
+@config_argument
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
               help="The YAML config whose model and data are used (default with --model: config.yaml beside it).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",

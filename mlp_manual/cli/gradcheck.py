@@ -15,13 +15,14 @@ from ..gradcheck.user import (
     split_spec,
     user_layer_input,
 )
-from .common import max_elements_option, user_errors, version_option
+from .common import config_argument, max_elements_option, user_errors, version_option
 
 DEFAULT_MAX_ELEMENTS = 1000
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @version_option
+@config_argument
 @click.option("--config", "config_path", metavar="PATH",
               help="Check the whole model of this YAML config, with its loss, on a batch of its data.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",

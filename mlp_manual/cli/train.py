@@ -8,13 +8,14 @@ from ..config import load_config
 from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from ..runs.run import make_run_dir, resume_run, train_run
 from ..training.experiment import prepare
-from .common import user_errors, version_option, warnings_on_stderr
+from .common import config_argument, user_errors, version_option, warnings_on_stderr
 
 DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @version_option
+@config_argument
 @click.option("--config", "config_path", metavar="PATH", help="YAML config file.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a config key, e.g. --set optimizer.lr=0.05 (repeatable; VALUE is YAML).")
@@ -38,7 +39,7 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
 
     \b
     Examples:
-      mlp-train --config configs/xor.yaml
+      mlp-train configs/xor.yaml
       mlp-train --config configs/moons.yaml --set optimizer.lr=0.05 --out runs/moons-lr05
       mlp-train --config configs/spirals.yaml --diagnostics
       mlp-train --resume runs/spirals-20261121-170102
@@ -52,7 +53,8 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
         raise click.UsageError("--resume continues a run with its saved config; it takes no --config, --set, "
                                "--seed, --data-dir or --diagnostics")
     if not resume_dir and not config_path:
-        raise click.UsageError("Missing option '--config' (or --resume RUN_DIR).")
+        raise click.UsageError("Missing the config: give it as CONFIG or --config PATH, or continue a run with "
+                               "--resume RUN_DIR.")
     lines = []
 
     def echo(line):
