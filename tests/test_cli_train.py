@@ -135,3 +135,20 @@ def test_a_positional_config_is_the_same_as_the_option(tmp_path):
 def test_a_config_given_twice_is_a_usage_error(args, message):
     result = run(*args)
     assert result.exit_code == 2 and message in result.output, result.output
+
+
+def test_a_config_in_another_folder_reads_its_csv_beside_it_and_the_run_config_works_anywhere(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    rows = "\n".join(f"{i % 7},{i % 5},{i % 2}" for i in range(40))
+    (project / "d.csv").write_text("a,b,label\n" + rows + "\n")
+    (project / "c.yaml").write_text("data: {name: csv, path: d.csv}\ntraining: {epochs: 2, batch_size: 8}\n")
+    monkeypatch.chdir(tmp_path)
+    result = run("project/c.yaml", "--out", "run", "-q")
+    assert result.exit_code == 0, result.output
+    saved = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
+    assert saved["data"]["path"] == str(project / "d.csv")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    again = run("../run/config.yaml", "--out", "../again", "-q")  # an absolute path stays as it is
+    assert again.exit_code == 0, again.output

@@ -106,3 +106,19 @@ def test_every_shipped_config_is_valid():
     import pathlib
     for path in pathlib.Path("configs").glob("*.yaml"):
         assert yaml.safe_load(dump_config(load_config(path)))
+
+
+def test_relative_data_paths_are_read_from_the_config_folder_and_set_ones_from_the_current(tmp_path, monkeypatch):
+    (tmp_path / "project" / "configs").mkdir(parents=True)
+    path = tmp_path / "project" / "configs" / "c.yaml"
+    path.write_text(f"data: {{name: csv, path: d.csv, val_path: ../v.csv, test_path: {tmp_path / 't.csv'}, "
+                    "data_dir: files}\n")
+    monkeypatch.chdir(tmp_path)
+    d = load_config("project/configs/c.yaml").data
+    assert (d.path, d.val_path, d.data_dir) == ("project/configs/d.csv", "project/configs/../v.csv",
+                                                "project/configs/files")
+    assert d.test_path == str(tmp_path / "t.csv")  # absolute: as written
+    d = load_config("project/configs/c.yaml", ["data.path=mine.csv"]).data
+    assert (d.path, d.val_path) == ("mine.csv", "project/configs/../v.csv")
+    monkeypatch.chdir(path.parent)
+    assert load_config("c.yaml").data.path == "d.csv"
