@@ -7,6 +7,7 @@ import click
 from .. import __version__
 from ..errors import MLPManualError
 from ..runs.run_warnings import collect_warnings
+from .progress import clear_progress
 
 version_option = click.version_option(__version__, "--version", message="mlp-manual %(version)s",
                                       help="Print the mlp-manual version and exit.")
@@ -29,7 +30,11 @@ def warnings_on_stderr(fn):
     standard error as its bare message, one line each, every occurrence."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        with collect_warnings(lambda warning: click.echo(str(warning), err=True)):
+        def show(warning):
+            clear_progress()
+            click.echo(str(warning), err=True)
+
+        with collect_warnings(show):
             return fn(*args, **kwargs)
     return wrapper
 

@@ -9,6 +9,7 @@ from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from ..runs.run import make_run_dir, resume_run, train_run
 from ..training.experiment import prepare
 from .common import config_argument, user_errors, version_option, warnings_on_stderr
+from .progress import StepBar, clear_progress
 
 DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
 
@@ -31,10 +32,12 @@ DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
               help="Step budget of --overfit-batch.")
 @click.option("--find-lr", is_flag=True, help="Only sweep the learning rate and write lr_find.png.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the final line (and warnings).")
+@click.option("--log-every", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="Print every N-th epoch line (the first and the last always).")
 @user_errors
 @warnings_on_stderr
 def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, resume_dir, overfit_batch,
-         max_steps, find_lr, quiet):
+         max_steps, find_lr, quiet, log_every):
     """Train the model a config describes and write a run folder with metrics, plots and the model.
 
     \b
@@ -56,15 +59,17 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
         raise click.UsageError("Missing the config: give it as CONFIG or --config PATH, or continue a run with "
                                "--resume RUN_DIR.")
     lines = []
+    bar = None if quiet else StepBar(click.get_text_stream("stdout"))
 
     def echo(line):
         lines.append(line)
         if not quiet:
+            clear_progress()
             click.echo(line)
 
     try:
         if resume_dir:
-            resume_run(resume_dir, echo)
+            resume_run(resume_dir, echo, log_every, bar)
         else:
             overrides = list(overrides)
             if seed is not None:
@@ -81,13 +86,15 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
                 return
             if find_lr:
                 return run_find_lr(cfg, out, overwrite, echo)
-            train_run(cfg, out, overwrite, echo)
+            train_run(cfg, out, overwrite, echo, log_every=log_every, on_step=bar)
     except TrainingDiverged as e:
+        clear_progress()
         click.echo(f"Error: {e}. The last finite weights are saved in {e.run_dir / 'model.npz'} and "
                    f"{e.run_dir / 'summary.json'} says why it stopped. Try a lower learning rate "
                    "(optimizer.lr) or gradient clipping (optimizer.clip_norm).", err=True)
         sys.exit(DIVERGED_EXIT)
     except TrainingInterrupted as e:
+        clear_progress()
         click.echo(f"Interrupted: checkpoint saved in {e.run_dir}. Resume with: mlp-train --resume {e.run_dir}",
                    err=True)
         sys.exit(INTERRUPTED_EXIT)
