@@ -56,6 +56,10 @@ def batch_bounds(n: int, batch_size: int) -> list[tuple[int, int]]:
 StepCallback = Callable[[int, int, int, float], None]
 
 
+def _no_report(epoch: int, done: int, steps: int, loss: float) -> None:
+    """The StepCallback of a trainer nobody watches (a module function, so trainers pickle)."""
+
+
 @dataclass
 class History:
     """One list per metric, one entry per epoch (plain lists, easy to plot)."""
@@ -90,7 +94,7 @@ class Trainer:
         self.optimizer: Optimizer = make_optimizer(cfg.optimizer)
         self.on_epoch = on_epoch or (lambda row: None)
         self.on_checkpoint = on_checkpoint or (lambda: None)
-        self.on_step = on_step or (lambda epoch, done, steps, loss: None)
+        self.on_step = on_step or _no_report
         self.recorder = recorder
         self.history = History()
         self.epoch = 0  # completed epochs
