@@ -28,6 +28,11 @@ class LayerError(MLPManualError):
     """A layer was used against its contract (backward before forward, wrong input width)."""
 
 
+class UserCodeError(MLPManualError):
+    """A module of the user's own code, named with ``--import``, cannot be imported or declares a
+    layer class a config cannot use."""
+
+
 class TrainingDiverged(Exception):
     """The loss or a gradient became non-finite; ``step`` and ``where`` say when and in which layer.
 
@@ -84,3 +89,9 @@ def did_you_mean(word: str, options, prefix: str = "") -> str:
 class ExportError(MLPManualError):
     """A model cannot be written in another format (a layer without an ONNX translation, an
     output file that cannot be written)."""
+
+
+def what_was_raised(e: BaseException) -> str:
+    """``TypeError: <first line of the message>``, for a one-line error about a user's code."""
+    text = str(e)
+    return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"

@@ -6,6 +6,7 @@ import click
 
 from .. import __version__
 from ..errors import MLPManualError
+from ..layers.user_modules import imported_layers
 from ..runs.run_warnings import collect_warnings
 from .progress import clear_progress
 
@@ -51,6 +52,19 @@ def config_argument(fn):
             kwargs["config_path"] = config_file
         return fn(*args, **kwargs)
     return click.argument("config_file", required=False, metavar="[CONFIG]")(wrapper)
+
+
+def import_option(fn):
+    """``--import MODULE`` (repeatable): the layer classes of the user's module MODULE (a name
+    importable from the current folder, or a .py file) are layer types while the command runs,
+    named ``MODULE:Class``. Place it below ``user_errors``; the callback does not see it."""
+    @functools.wraps(fn)
+    def wrapper(*args, imports=(), **kwargs):
+        with imported_layers(imports):
+            return fn(*args, **kwargs)
+    return click.option("--import", "imports", multiple=True, metavar="MODULE",
+                        help="Make the layer classes of your module MODULE (a name importable from the current "
+                             "folder, or a .py file) layer types named MODULE:Class (repeatable).")(wrapper)
 
 
 def max_elements_option(default: int):

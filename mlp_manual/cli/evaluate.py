@@ -6,7 +6,7 @@ import click
 
 from ..runs.evaluate import evaluate_saved_model
 from ..training.evaluation import class_table
-from .common import user_errors, version_option
+from .common import import_option, user_errors, version_option
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,6 +21,7 @@ from .common import user_errors, version_option
 @click.option("--out", metavar="DIR", type=click.Path(file_okay=False),
               help="Folder for confusion.png / confusion_<split>.png (default: the model's folder).")
 @user_errors
+@import_option
 def main(model_path, dataset, split, config_path, data_dir, out):
     """Evaluate a trained model on a split of a dataset: print the loss, the accuracy and a per-class
     table (support, precision, recall), and write confusion.png.

@@ -7,7 +7,13 @@ import numpy as np
 
 from ..errors import ModelFileError
 from ..explain.trace import MAX_ELEMENTS, trace
-from .common import config_argument, max_elements_option, user_errors, version_option
+from .common import (
+    config_argument,
+    import_option,
+    max_elements_option,
+    user_errors,
+    version_option,
+)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -29,6 +35,7 @@ from .common import config_argument, max_elements_option, user_errors, version_o
 @click.option("--scalar", is_flag=True,
               help="Redo the pass one scalar at a time, printing every chain-rule step (tiny models only).")
 @user_errors
+@import_option
 def main(config_path, overrides, model_path, rows, seed, max_elements, graph_path, scalar):
     """Show backpropagation happen on a config's model and a few rows of its data.
 

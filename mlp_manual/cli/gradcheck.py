@@ -15,7 +15,13 @@ from ..gradcheck.user import (
     split_spec,
     user_layer_input,
 )
-from .common import config_argument, max_elements_option, user_errors, version_option
+from .common import (
+    config_argument,
+    import_option,
+    max_elements_option,
+    user_errors,
+    version_option,
+)
 
 DEFAULT_MAX_ELEMENTS = 1000
 
@@ -44,6 +50,7 @@ DEFAULT_MAX_ELEMENTS = 1000
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and the closing line.")
 @user_errors
+@import_option
 def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_elements, precision, as_json, quiet):
     """Check hand-written gradients against float64 central differences.
 

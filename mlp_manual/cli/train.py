@@ -8,7 +8,13 @@ from ..config import load_config
 from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from ..runs.run import make_run_dir, resume_run, train_run
 from ..training.experiment import prepare
-from .common import config_argument, user_errors, version_option, warnings_on_stderr
+from .common import (
+    config_argument,
+    import_option,
+    user_errors,
+    version_option,
+    warnings_on_stderr,
+)
 from .progress import StepBar, clear_progress
 
 DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
@@ -36,6 +42,7 @@ DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
               help="Print every N-th epoch line (the first and the last always).")
 @user_errors
 @warnings_on_stderr
+@import_option
 def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, resume_dir, overfit_batch,
          max_steps, find_lr, quiet, log_every):
     """Train the model a config describes and write a run folder with metrics, plots and the model.

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import GradcheckError, MLPManualError
+from ..errors import GradcheckError, MLPManualError, what_was_raised
 from .compare import Settings, compare_tensor, kind_of
 from .report import GradcheckReport, StructureCheck
 
@@ -306,12 +306,6 @@ def _call(obj, method, *args):
         raise
     except Exception as e:
         raise GradcheckError(f"{describe(obj)}.{method} raised {what_was_raised(e)}") from e
-
-
-def what_was_raised(e: BaseException) -> str:
-    """``TypeError: <first line of the message>``, for a one-line error about a user's code."""
-    text = str(e)
-    return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
 
 
 def _loss_call(fn, logits, targets):
