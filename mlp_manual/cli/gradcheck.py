@@ -35,7 +35,7 @@ DEFAULT_MAX_ELEMENTS = 1000
               help="With --config: override a config key (repeatable; VALUE is YAML).")
 @click.option("--layer", "layer_spec", metavar="MODULE:ATTR",
               help="Check your own layer: a class with a no-argument constructor, or a function returning "
-                   "a layer, importable from the current directory.")
+                   "a layer, importable from the current directory (or MODULE may be a .py file).")
 @click.option("--input-shape", metavar="N,D", help="With --layer: the shape of the input it is checked on.")
 @click.option("--eps", type=click.FloatRange(min=0, min_open=True), default=1e-5, show_default=True,
               help="Finite-difference step.")

@@ -55,6 +55,7 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
       mlp-train --resume runs/spirals-20261121-170102
       mlp-train --config configs/digits.yaml --overfit-batch 20
       mlp-train --config configs/moons.yaml --find-lr
+      mlp-train scaled.yaml --import my_layers --log-every 10
 
     Exit codes: 0 done, 1 a mistake in the input, 2 a usage error, 3 training diverged
     (non-finite loss or gradient), 130 interrupted with Ctrl-C (resume with --resume).
