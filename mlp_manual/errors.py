@@ -5,6 +5,7 @@ Every one is a ``ValueError`` so that callers who do not know our types still ca
 """
 
 import difflib
+import re
 
 
 class MLPManualError(ValueError):
@@ -25,6 +26,11 @@ class ModelFileError(MLPManualError):
 
 class LayerError(MLPManualError):
     """A layer was used against its contract (backward before forward, wrong input width)."""
+
+
+class UserCodeError(MLPManualError):
+    """A module of the user's own code, named with ``--import``, cannot be imported or declares a
+    layer class a config cannot use."""
 
 
 class TrainingDiverged(Exception):
@@ -58,12 +64,34 @@ class TrainingWarning(UserWarning):
         super().__init__(message)
 
 
+def closest(word: str, options, cutoff: float = 0.6) -> str | None:
+    """The option ``word`` was probably meant to be: the most similar spelling (difflib's ratio at
+    least ``cutoff``), else the one that abbreviates it or that it abbreviates by initials
+    (``learning_rate`` and ``lr``); or None."""
+    options = [str(o) for o in options]
+    close = difflib.get_close_matches(word, options, n=1, cutoff=cutoff)
+    if close:
+        return close[0]
+
+    def initials(w: str) -> str | None:
+        parts = [p for p in re.split(r"[\W_]+", w) if p]
+        return "".join(p[0] for p in parts).lower() if len(parts) > 1 else None
+
+    return next((o for o in options if o.lower() == initials(word) or initials(o) == word.lower()), None)
+
+
 def did_you_mean(word: str, options, prefix: str = "") -> str:
     """`` (did you mean 'prefix<closest option>'?)`` when an option is close to ``word``, else ""."""
-    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
-    return f" (did you mean '{prefix}{close[0]}'?)" if close else ""
+    close = closest(word, options)
+    return f" (did you mean '{prefix}{close}'?)" if close else ""
 
 
 class ExportError(MLPManualError):
     """A model cannot be written in another format (a layer without an ONNX translation, an
     output file that cannot be written)."""
+
+
+def what_was_raised(e: BaseException) -> str:
+    """``TypeError: <first line of the message>``, for a one-line error about a user's code."""
+    text = str(e)
+    return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"

@@ -122,13 +122,22 @@ class LossSpec:
         return rng.normal(size=(n, k))
 
     def check_fit(self, data: str, n_classes: int | None, target_width: int, width: int | None = None,
-                  model: str | None = None) -> None:
+                  model: str | None = None, task_key: str | None = None) -> None:
         """Raise DataError unless dataset ``data`` (``n_classes`` classes, None for regression;
         ``target_width`` target columns) fits this loss and, when ``width`` is given, a model with
         ``width`` output units fits both. ``model`` names a saved model checked against the data;
-        without it ``width`` is that of a model built for this data and loss."""
+        without it ``width`` is that of a model built for this data and loss. ``task_key`` is the
+        config key that chose between class labels and numbers for this data, if one did."""
         if self.classification and n_classes is None:
-            raise DataError(f"{self.name} needs class labels, but {data} is a regression dataset; use mse")
+            raise DataError(f"{self.name} needs class labels, but {data} is a regression dataset; use mse"
+                            + (f", or set {task_key}: classification" if task_key else ""))
+        if not self.classification and n_classes is not None:  # regressing class indices is never meant
+            if task_key:
+                raise DataError(f"{self.name} needs real-valued targets, but {data} has class labels ({task_key} "
+                                f"is classification); set {task_key}: regression to read the target as numbers, "
+                                "or use softmax_cross_entropy")
+            raise DataError(f"{self.name} needs real-valued targets, but {data} has {n_classes} classes; "
+                            "use softmax_cross_entropy" + (" or bce_with_logits" if n_classes == 2 else ""))
         if self.target == BINARY and n_classes != 2:
             raise DataError(f"{self.name} needs 2 classes, {data} has {n_classes}; use softmax_cross_entropy")
         if width is None:

@@ -113,6 +113,42 @@ def test_out_folder_that_is_a_file(tmp_path):
     assert result.exit_code == 1 and result.output.strip() == f"Error: output folder {f} exists and is a file"
 
 
-def test_missing_required_option_is_a_usage_error():
+def test_missing_config_is_a_usage_error():
     result = run()
-    assert result.exit_code == 2 and "Missing option '--config'" in result.output
+    assert result.exit_code == 2 and "Missing the config: give it as CONFIG or --config PATH" in result.output
+
+
+def test_a_positional_config_is_the_same_as_the_option(tmp_path):
+    args = ("--set", "training.epochs=2", "-q")
+    assert run("configs/xor.yaml", "--out", str(tmp_path / "a"), *args).exit_code == 0
+    assert run("--config", "configs/xor.yaml", "--out", str(tmp_path / "b"), *args).exit_code == 0
+    assert (tmp_path / "a" / "model.npz").read_bytes() == (tmp_path / "b" / "model.npz").read_bytes()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["configs/xor.yaml", "--config", "configs/moons.yaml"],
+     "Error: the config is given twice (configs/xor.yaml and --config configs/moons.yaml); give it once"),
+    (["configs/xor.yaml", "--resume", "runs/x"],
+     "Error: --resume continues a run with its saved config; it takes no --config, --set, --seed, --data-dir"),
+    (["configs/xor.yaml", "configs/moons.yaml"], "Error: Got unexpected extra argument (configs/moons.yaml)"),
+])
+def test_a_config_given_twice_is_a_usage_error(args, message):
+    result = run(*args)
+    assert result.exit_code == 2 and message in result.output, result.output
+
+
+def test_a_config_in_another_folder_reads_its_csv_beside_it_and_the_run_config_works_anywhere(tmp_path, monkeypatch):
+    project = tmp_path / "project"
+    project.mkdir()
+    rows = "\n".join(f"{i % 7},{i % 5},{i % 2}" for i in range(40))
+    (project / "d.csv").write_text("a,b,label\n" + rows + "\n")
+    (project / "c.yaml").write_text("data: {name: csv, path: d.csv}\ntraining: {epochs: 2, batch_size: 8}\n")
+    monkeypatch.chdir(tmp_path)
+    result = run("project/c.yaml", "--out", "run", "-q")
+    assert result.exit_code == 0, result.output
+    saved = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
+    assert saved["data"]["path"] == str(project / "d.csv")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    again = run("../run/config.yaml", "--out", "../again", "-q")  # an absolute path stays as it is
+    assert again.exit_code == 0, again.output

@@ -10,6 +10,7 @@ from mlp_manual.config import (
     dump_config,
     load_config,
 )
+from mlp_manual.errors import closest
 
 
 def test_defaults_and_name_from_file(tmp_path):
@@ -51,11 +52,27 @@ def test_set_parses_yaml_scalars_and_lists():
      "x.yaml: model.layers[0]: unknown option 'unit' for linear (did you mean 'units'?)"),
     ({"model": {"layers": [{"type": "dropout", "p": 1.5}]}}, "x.yaml: model.layers[0].p must be in [0, 1)"),
     ({"training": [1, 2]}, "x.yaml: training must be a mapping of keys to values"),
+    ({"optimizer": {"learning_rate": 0.1}}, "x.yaml: unknown key 'optimizer.learning_rate' (did you mean 'optimizer.lr'?)"),
+    ({"epochs": 5}, "x.yaml: unknown key 'epochs' (did you mean 'training.epochs'?)"),
+    ({"data": {"patience": 5}}, "x.yaml: unknown key 'data.patience' (did you mean 'training.early_stopping.patience'?)"),
+    ({"training": {"name": "a"}}, "x.yaml: unknown key 'training.name'\n"),  # data.name? optimizer.name? no guess
 ])
 def test_validation_errors_name_the_key_and_the_file(raw, message):
     with pytest.raises(ConfigError) as e:
         config_from_dict(raw, "x.yaml")
-    assert str(e.value).startswith(message)
+    assert (str(e.value) + "\n").startswith(message)
+
+
+@pytest.mark.parametrize("word, options, expected", [
+    ("optimiser", ["optimizer", "data"], "optimizer"),
+    ("learning_rate", ["lr", "momentum"], "lr"),
+    ("wd", ["lr", "weight_decay"], "weight_decay"),
+    ("Learning-Rate", ["lr"], "lr"),
+    ("x", ["lr"], None),
+    ("colour", ["lr", "name"], None),
+])
+def test_closest_spelling_or_initials(word, options, expected):
+    assert closest(word, options) == expected
 
 
 @pytest.mark.parametrize("override, message", [
@@ -64,6 +81,13 @@ def test_validation_errors_name_the_key_and_the_file(raw, message):
     ("optimizer.lr.x=1", "--set 'optimizer.lr.x=1': optimizer.lr is a value, not a section"),
     ("optimizer.lr=[1", "--set 'optimizer.lr=[1': the value is not valid YAML"),
     ("optimizer.lr=-1", "x.yaml with --set optimizer.lr=-1: optimizer.lr must be > 0"),
+    ("optimizer.learning_rate=0.1",
+     "--set 'optimizer.learning_rate=0.1': unknown key 'optimizer.learning_rate' (did you mean 'optimizer.lr'?)"),
+    ("lr=0.1", "--set 'lr=0.1': unknown key 'lr' (did you mean 'optimizer.lr'?)"),
+    ("early_stopping.patience=3",
+     "--set 'early_stopping.patience=3': unknown key 'early_stopping' (did you mean 'training.early_stopping'?)"),
+    ("model.layers.0.unit=8", "x.yaml with --set model.layers.0.unit=8: model.layers[0]: unknown option 'unit' for "
+                              "linear (did you mean 'units'?)"),
 ])
 def test_override_errors(override, message):
     with pytest.raises(ConfigError) as e:
@@ -82,3 +106,19 @@ def test_every_shipped_config_is_valid():
     import pathlib
     for path in pathlib.Path("configs").glob("*.yaml"):
         assert yaml.safe_load(dump_config(load_config(path)))
+
+
+def test_relative_data_paths_are_read_from_the_config_folder_and_set_ones_from_the_current(tmp_path, monkeypatch):
+    (tmp_path / "project" / "configs").mkdir(parents=True)
+    path = tmp_path / "project" / "configs" / "c.yaml"
+    path.write_text(f"data: {{name: csv, path: d.csv, val_path: ../v.csv, test_path: {tmp_path / 't.csv'}, "
+                    "data_dir: files}\n")
+    monkeypatch.chdir(tmp_path)
+    d = load_config("project/configs/c.yaml").data
+    assert (d.path, d.val_path, d.data_dir) == ("project/configs/d.csv", "project/configs/../v.csv",
+                                                "project/configs/files")
+    assert d.test_path == str(tmp_path / "t.csv")  # absolute: as written
+    d = load_config("project/configs/c.yaml", ["data.path=mine.csv"]).data
+    assert (d.path, d.val_path) == ("mine.csv", "project/configs/../v.csv")
+    monkeypatch.chdir(path.parent)
+    assert load_config("c.yaml").data.path == "d.csv"

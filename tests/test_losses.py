@@ -128,7 +128,6 @@ def test_random_targets_are_valid_and_drawn_from_the_generator():
 
 @pytest.mark.parametrize("spec, args", [
     (CE, ("blobs", 3, 1)), (CE, ("blobs", 3, 1, 3)), (BCE, ("moons", 2, 1, 1)), (MSE, ("sine", None, 2, 2)),
-    (MSE, ("moons", 2, 1, 1)),
 ])
 def test_check_fit_accepts_data_and_models_that_fit(spec, args):
     spec.check_fit(*args)
@@ -143,7 +142,15 @@ def test_check_fit_accepts_data_and_models_that_fit(spec, args):
     (BCE, ("moons", 2, 1, 2), {},
      "bce_with_logits needs exactly 1 output unit, the model has 2; use softmax_cross_entropy for several classes"),
     (CE, ("blobs", 3, 1, 4), {}, "the model has 4 outputs but blobs has 3 classes"),
-    (MSE, ("moons", 2, 1, 3), {}, "the model has 3 outputs but moons has 1 target column"),
+    (MSE, ("moons", 2, 1), {}, "mse needs real-valued targets, but moons has 2 classes; use softmax_cross_entropy "
+                               "or bce_with_logits"),
+    (MSE, ("blobs", 3, 1, 1), {}, "mse needs real-valued targets, but blobs has 3 classes; use softmax_cross_entropy"),
+    (MSE, ("csv", 3, 1), {"task_key": "data.task"},
+     "mse needs real-valued targets, but csv has class labels (data.task is classification); set data.task: "
+     "regression to read the target as numbers, or use softmax_cross_entropy"),
+    (CE, ("csv", None, 1), {"task_key": "data.task"},
+     "softmax_cross_entropy needs class labels, but csv is a regression dataset; use mse, or set data.task: "
+     "classification"),
     (MSE, ("sine", None, 2, 1), {}, "the model has 1 outputs but sine has 2 target columns"),
     (CE, ("csv", 3, 1, 2), {"model": "run/model.npz"}, "run/model.npz has 2 outputs, csv with softmax_cross_entropy needs 3"),
     (CE, ("csv", 3, 1, 1), {"model": "m.npz"}, "m.npz has 1 outputs, csv with softmax_cross_entropy needs 3"),

@@ -118,3 +118,18 @@ def test_fit_rejects_empty_data_and_a_batch_order_for_other_data():
     with pytest.raises(DataError, match=r"^the interrupted epoch's batch order covers 7 samples, "
                                         r"the training data has 4$"):
         trainer.fit(exp.data.X_train, exp.data.y_train)
+
+
+def test_on_step_reports_every_step_and_the_epoch_loss_so_far_without_changing_training():
+    cfg = load_config("configs/moons.yaml", ["training.epochs=2", "training.batch_size=50"])
+    calls = []
+    exp = prepare(cfg)
+    d = exp.data
+    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, on_step=lambda *args: calls.append(args))
+    trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
+    steps = len(batch_bounds(len(d.X_train), 50))
+    assert [c[:3] for c in calls] == [(e, k, steps) for e in (1, 2) for k in range(1, steps + 1)]
+    ends = [loss for epoch, done, _, loss in calls if done == steps]
+    assert ends == pytest.approx(trainer.history["train_loss"], rel=1e-12)
+    plain = train(cfg)[0].model.state()
+    assert all(np.array_equal(plain[k], v) for k, v in exp.model.state().items())

@@ -4,8 +4,14 @@ import functools
 
 import click
 
+from .. import __version__
 from ..errors import MLPManualError
+from ..layers.user_modules import imported_layers
 from ..runs.run_warnings import collect_warnings
+from .progress import clear_progress
+
+version_option = click.version_option(__version__, "--version", message="mlp-manual %(version)s",
+                                      help="Print the mlp-manual version and exit.")
 
 
 def user_errors(fn):
@@ -25,9 +31,40 @@ def warnings_on_stderr(fn):
     standard error as its bare message, one line each, every occurrence."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        with collect_warnings(lambda warning: click.echo(str(warning), err=True)):
+        def show(warning):
+            clear_progress()
+            click.echo(str(warning), err=True)
+
+        with collect_warnings(show):
             return fn(*args, **kwargs)
     return wrapper
+
+
+def config_argument(fn):
+    """An optional positional CONFIG that means the same as ``--config`` (``mlp-train configs/xor.yaml``);
+    giving both is a usage error. The callback receives it as ``config_path``."""
+    @functools.wraps(fn)
+    def wrapper(*args, config_file=None, **kwargs):
+        if config_file is not None:
+            if kwargs.get("config_path"):
+                raise click.UsageError(f"the config is given twice ({config_file} and --config "
+                                       f"{kwargs['config_path']}); give it once")
+            kwargs["config_path"] = config_file
+        return fn(*args, **kwargs)
+    return click.argument("config_file", required=False, metavar="[CONFIG]")(wrapper)
+
+
+def import_option(fn):
+    """``--import MODULE`` (repeatable): the layer classes of the user's module MODULE (a name
+    importable from the current folder, or a .py file) are layer types while the command runs,
+    named ``MODULE:Class``. Place it below ``user_errors``; the callback does not see it."""
+    @functools.wraps(fn)
+    def wrapper(*args, imports=(), **kwargs):
+        with imported_layers(imports):
+            return fn(*args, **kwargs)
+    return click.option("--import", "imports", multiple=True, metavar="MODULE",
+                        help="Make the layer classes of your module MODULE (a name importable from the current "
+                             "folder, or a .py file) layer types named MODULE:Class (repeatable).")(wrapper)
 
 
 def max_elements_option(default: int):

@@ -6,13 +6,14 @@ from ..datasets import datadir
 from ..datasets import fetch as fetching
 from ..datasets.real import DIGITS_FILE, MNIST1D_FILE
 from ..errors import DataError
-from .common import user_errors
+from .common import user_errors, version_option
 
 DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False), default=None,
                         help="Data directory (default: $MLP_MANUAL_DATA, ./data, then the user cache).")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@version_option
 def main():
     """Datasets for mlp-manual: list them, fetch the downloadable ones.
 

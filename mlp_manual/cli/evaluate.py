@@ -6,10 +6,11 @@ import click
 
 from ..runs.evaluate import evaluate_saved_model
 from ..training.evaluation import class_table
-from .common import user_errors
+from .common import import_option, user_errors, version_option
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@version_option
 @click.option("--model", "model_path", required=True, type=click.Path(exists=True, dir_okay=False),
               help="A model.npz written by mlp-train.")
 @click.option("--data", "dataset", metavar="NAME", help="Dataset (default: the one in the run's config).")
@@ -20,6 +21,7 @@ from .common import user_errors
 @click.option("--out", metavar="DIR", type=click.Path(file_okay=False),
               help="Folder for confusion.png / confusion_<split>.png (default: the model's folder).")
 @user_errors
+@import_option
 def main(model_path, dataset, split, config_path, data_dir, out):
     """Evaluate a trained model on a split of a dataset: print the loss, the accuracy and a per-class
     table (support, precision, recall), and write confusion.png.

@@ -7,10 +7,18 @@ import numpy as np
 
 from ..errors import ModelFileError
 from ..explain.trace import MAX_ELEMENTS, trace
-from .common import max_elements_option, user_errors
+from .common import (
+    config_argument,
+    import_option,
+    max_elements_option,
+    user_errors,
+    version_option,
+)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@version_option
+@config_argument
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
               help="The YAML config whose model and data are used (default with --model: config.yaml beside it).")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
@@ -27,6 +35,7 @@ from .common import max_elements_option, user_errors
 @click.option("--scalar", is_flag=True,
               help="Redo the pass one scalar at a time, printing every chain-rule step (tiny models only).")
 @user_errors
+@import_option
 def main(config_path, overrides, model_path, rows, seed, max_elements, graph_path, scalar):
     """Show backpropagation happen on a config's model and a few rows of its data.
 

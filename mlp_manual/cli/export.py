@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from .common import user_errors
+from .common import import_option, user_errors, version_option
 
 
 def describe(value_info) -> str:
@@ -14,11 +14,13 @@ def describe(value_info) -> str:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@version_option
 @click.option("--model", "model_path", required=True, type=click.Path(exists=True, dir_okay=False),
               help="A model.npz written by mlp-train.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False),
               help="The ONNX file to write (default: the model's path with .onnx).")
 @user_errors
+@import_option
 def main(model_path, output):
     """Export a trained model to ONNX (opset 17): one graph of the model in evaluation mode, with
     a float32 input of any batch size. A classifier gives `logits` and `probabilities`, any

@@ -15,19 +15,27 @@ from ..gradcheck.user import (
     split_spec,
     user_layer_input,
 )
-from .common import max_elements_option, user_errors
+from .common import (
+    config_argument,
+    import_option,
+    max_elements_option,
+    user_errors,
+    version_option,
+)
 
 DEFAULT_MAX_ELEMENTS = 1000
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@version_option
+@config_argument
 @click.option("--config", "config_path", metavar="PATH",
               help="Check the whole model of this YAML config, with its loss, on a batch of its data.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="With --config: override a config key (repeatable; VALUE is YAML).")
 @click.option("--layer", "layer_spec", metavar="MODULE:ATTR",
               help="Check your own layer: a class with a no-argument constructor, or a function returning "
-                   "a layer, importable from the current directory.")
+                   "a layer, importable from the current directory (or MODULE may be a .py file).")
 @click.option("--input-shape", metavar="N,D", help="With --layer: the shape of the input it is checked on.")
 @click.option("--eps", type=click.FloatRange(min=0, min_open=True), default=1e-5, show_default=True,
               help="Finite-difference step.")
@@ -42,6 +50,7 @@ DEFAULT_MAX_ELEMENTS = 1000
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and the closing line.")
 @user_errors
+@import_option
 def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_elements, precision, as_json, quiet):
     """Check hand-written gradients against float64 central differences.
 

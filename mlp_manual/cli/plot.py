@@ -7,10 +7,11 @@ import click
 from ..errors import ConfigError
 from ..runs.compare import run_labels
 from ..runs.metrics import read_metrics
-from .common import user_errors
+from .common import user_errors, version_option
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@version_option
 @click.argument("run_dirs", nargs=-1, required=True, metavar="RUN_DIR [RUN_DIR ...]")
 @click.option("-o", "--out", metavar="PNG", help="Output image (default compare.png; with one run, its own folder).")
 @click.option("--metric", help="Column of metrics.csv to compare: train_loss, val_loss, train_acc, val_acc, "

@@ -8,12 +8,21 @@ from ..config import load_config
 from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from ..runs.run import make_run_dir, resume_run, train_run
 from ..training.experiment import prepare
-from .common import user_errors, warnings_on_stderr
+from .common import (
+    config_argument,
+    import_option,
+    user_errors,
+    version_option,
+    warnings_on_stderr,
+)
+from .progress import StepBar, clear_progress
 
 DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@version_option
+@config_argument
 @click.option("--config", "config_path", metavar="PATH", help="YAML config file.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a config key, e.g. --set optimizer.lr=0.05 (repeatable; VALUE is YAML).")
@@ -29,20 +38,24 @@ DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
               help="Step budget of --overfit-batch.")
 @click.option("--find-lr", is_flag=True, help="Only sweep the learning rate and write lr_find.png.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the final line (and warnings).")
+@click.option("--log-every", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="Print every N-th epoch line (the first and the last always).")
 @user_errors
 @warnings_on_stderr
+@import_option
 def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, resume_dir, overfit_batch,
-         max_steps, find_lr, quiet):
+         max_steps, find_lr, quiet, log_every):
     """Train the model a config describes and write a run folder with metrics, plots and the model.
 
     \b
     Examples:
-      mlp-train --config configs/xor.yaml
+      mlp-train configs/xor.yaml
       mlp-train --config configs/moons.yaml --set optimizer.lr=0.05 --out runs/moons-lr05
       mlp-train --config configs/spirals.yaml --diagnostics
       mlp-train --resume runs/spirals-20261121-170102
       mlp-train --config configs/digits.yaml --overfit-batch 20
       mlp-train --config configs/moons.yaml --find-lr
+      mlp-train scaled.yaml --import my_layers --log-every 10
 
     Exit codes: 0 done, 1 a mistake in the input, 2 a usage error, 3 training diverged
     (non-finite loss or gradient), 130 interrupted with Ctrl-C (resume with --resume).
@@ -51,17 +64,20 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
         raise click.UsageError("--resume continues a run with its saved config; it takes no --config, --set, "
                                "--seed, --data-dir or --diagnostics")
     if not resume_dir and not config_path:
-        raise click.UsageError("Missing option '--config' (or --resume RUN_DIR).")
+        raise click.UsageError("Missing the config: give it as CONFIG or --config PATH, or continue a run with "
+                               "--resume RUN_DIR.")
     lines = []
+    bar = None if quiet else StepBar(click.get_text_stream("stdout"))
 
     def echo(line):
         lines.append(line)
         if not quiet:
+            clear_progress()
             click.echo(line)
 
     try:
         if resume_dir:
-            resume_run(resume_dir, echo)
+            resume_run(resume_dir, echo, log_every, bar)
         else:
             overrides = list(overrides)
             if seed is not None:
@@ -78,13 +94,15 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
                 return
             if find_lr:
                 return run_find_lr(cfg, out, overwrite, echo)
-            train_run(cfg, out, overwrite, echo)
+            train_run(cfg, out, overwrite, echo, log_every=log_every, on_step=bar)
     except TrainingDiverged as e:
+        clear_progress()
         click.echo(f"Error: {e}. The last finite weights are saved in {e.run_dir / 'model.npz'} and "
                    f"{e.run_dir / 'summary.json'} says why it stopped. Try a lower learning rate "
                    "(optimizer.lr) or gradient clipping (optimizer.clip_norm).", err=True)
         sys.exit(DIVERGED_EXIT)
     except TrainingInterrupted as e:
+        clear_progress()
         click.echo(f"Interrupted: checkpoint saved in {e.run_dir}. Resume with: mlp-train --resume {e.run_dir}",
                    err=True)
         sys.exit(INTERRUPTED_EXIT)

@@ -13,7 +13,7 @@ import typing
 
 import yaml
 
-from ..errors import ConfigError, did_you_mean
+from ..errors import ConfigError, closest, did_you_mean
 from .schema import Config
 
 
@@ -58,6 +58,35 @@ def _coerce(value, tp, key: str, source: str):
     return float(value) if tp is float else tuple(value) if tp is tuple else value
 
 
+def _dotted_keys(cls, prefix: str = "") -> list[str]:
+    """Every key of section ``cls`` and of the sections inside it, dotted (``training.epochs``)."""
+    keys = []
+    for name, tp in typing.get_type_hints(cls).items():
+        keys.append(prefix + name)
+        if dataclasses.is_dataclass(tp):
+            keys += _dotted_keys(tp, f"{prefix}{name}.")
+    return keys
+
+
+def _unknown_key(word: str, cls, prefix: str) -> str:
+    """The ``(did you mean ...?)`` of an unknown key ``prefix + word`` in section ``cls``. Keys
+    are compared by their last part, which must be unique among all keys to be suggested from
+    another section: first one of another section named ``word`` (``lr`` -> ``optimizer.lr``),
+    then the closest key of the section, then a close one of another section by a stricter
+    measure; "" when nothing is close."""
+    by_last: dict[str, list[str]] = {}
+    for key in _dotted_keys(Config):
+        by_last.setdefault(key.rpartition(".")[2], []).append(key)
+    elsewhere = {last: keys[0] for last, keys in by_last.items() if len(keys) == 1}
+    if word in elsewhere:
+        return f" (did you mean '{elsewhere[word]}'?)"
+    hint = did_you_mean(word, [f.name for f in dataclasses.fields(cls)], prefix)
+    if hint:
+        return hint
+    close = closest(word, elsewhere, cutoff=0.8)
+    return f" (did you mean '{elsewhere[close]}'?)" if close else ""
+
+
 def _build(cls, raw, where: str, source: str):
     """Validate a dict against dataclass ``cls`` and construct it."""
     if raw is None:
@@ -69,7 +98,7 @@ def _build(cls, raw, where: str, source: str):
     prefix = f"{where}." if where else ""
     for k in raw:
         if k not in names:
-            raise ConfigError(f"{source}: unknown key '{prefix}{k}'" + did_you_mean(str(k), names, prefix))
+            raise ConfigError(f"{source}: unknown key '{prefix}{k}'" + _unknown_key(str(k), cls, prefix))
     values = {}
     for f in dataclasses.fields(cls):
         if f.name not in raw:
@@ -128,7 +157,7 @@ def _apply_override(raw: dict, path: list[str], value, text: str) -> None:
         names = [f.name for f in dataclasses.fields(cls)]
         if part not in names:
             raise ConfigError(f"--set {text!r}: unknown key '{where}'"
-                              + did_you_mean(part, names, where.rpartition(".")[0] + "." if depth else ""))
+                              + _unknown_key(part, cls, where.rpartition(".")[0] + "." if depth else ""))
         if last:
             node[part] = value
             return

@@ -29,7 +29,21 @@ def load_config(path: str | os.PathLike, overrides=()) -> Config:
         raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
     if isinstance(raw, dict) and "name" not in raw:
         raw = {"name": path.stem, **raw}
-    return config_from_dict(raw, str(path), overrides)
+    return config_from_dict(_paths_from_folder(raw, path.parent), str(path), overrides)
+
+
+DATA_PATHS = ("path", "val_path", "test_path", "data_dir")  # the keys of ``data`` that name files or folders
+
+
+def _paths_from_folder(raw, folder: Path):
+    """``raw`` with every relative path among its ``data`` keys read from ``folder``, the config
+    file's; ``--set`` values, applied later, stay relative to the current folder."""
+    data = raw.get("data") if isinstance(raw, dict) else None
+    if not isinstance(data, dict):
+        return raw
+    moved = {k: str(folder / v) for k in DATA_PATHS if isinstance(v := data.get(k), str) and v
+             and not Path(v).is_absolute()}
+    return {**raw, "data": {**data, **moved}}
 
 
 def config_to_dict(cfg: Config) -> dict:
@@ -46,7 +60,7 @@ def config_to_dict(cfg: Config) -> dict:
 def with_absolute_paths(cfg: Config) -> Config:
     """``cfg`` with its data file and folder paths made absolute against the current folder."""
     d = cfg.data
-    fixed = {k: str(Path(v).resolve()) for k in ("path", "val_path", "test_path", "data_dir") if (v := getattr(d, k))}
+    fixed = {k: str(Path(v).resolve()) for k in DATA_PATHS if (v := getattr(d, k))}
     return dataclasses.replace(cfg, data=dataclasses.replace(d, **fixed))
 
 

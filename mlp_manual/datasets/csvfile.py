@@ -26,7 +26,9 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: a spreadsheet's byte-order mark
             rows = [(i + 1, r) for i, r in enumerate(csv.reader(f, delimiter=delimiter)) if r and any(c.strip() for c in r)]
     except FileNotFoundError:
-        raise DataError(f"{name}: no such data file") from None
+        rule = "" if os.path.isabs(path) else (" (a relative path in a config file is read from the file's folder, "
+                                               "one given with --set from the current folder)")
+        raise DataError(f"{name}: no such data file{rule}") from None
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise DataError(f"{name}: cannot read the CSV ({e})") from None
     _check_trailing_delimiter(rows, name, delimiter)

@@ -26,6 +26,7 @@ class Dataset:
     class_names: tuple[str, ...] | None = None
     image_shape: tuple[int, ...] | None = None  # e.g. (28, 28), for plots of inputs
     source: str | None = None  # the file and config key the data came from, named in errors
+    task_key: str | None = None  # the config key that chose class labels or numbers (data.task of a CSV)
 
     @property
     def classification(self) -> bool:

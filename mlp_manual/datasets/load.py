@@ -52,10 +52,10 @@ def _csv(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
                                 f"(labels 0..{int(y.max())})")
             parts.update({f"X_{part}": Xp, f"y_{part}": yp})
     if cfg.task == "regression":
-        return Dataset(cfg.name, X, y, source=f"{cfg.path} (data.path)", **parts)
+        return Dataset(cfg.name, X, y, source=f"{cfg.path} (data.path)", task_key="data.task", **parts)
     n_classes = len(names) if names else int(max([y.max(), *(parts[k].max() for k in parts if k[0] == "y")])) + 1
     return Dataset(cfg.name, X, y, n_classes=n_classes, class_names=tuple(names) if names else None,
-                   source=f"{cfg.path} (data.path)", **parts)
+                   source=f"{cfg.path} (data.path)", task_key="data.task", **parts)
 
 
 LOADERS: dict[str, Callable[[DataConfig, np.random.Generator], Dataset]] = {

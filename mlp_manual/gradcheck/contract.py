@@ -6,7 +6,7 @@ N = batch size, K = model outputs.
 
 import numpy as np
 
-from ..errors import GradcheckError, MLPManualError
+from ..errors import GradcheckError, MLPManualError, what_was_raised
 from .compare import kind_of
 
 LAYER_MEMBERS = ("forward", "backward", "params", "grads")
@@ -70,11 +70,6 @@ def call_user(obj, method, *args):
         raise GradcheckError(f"{describe(obj)}.{method} raised {what_was_raised(e)}") from e
 
 
-
-def what_was_raised(e: BaseException) -> str:
-    """``TypeError: <first line of the message>``, for a one-line error about a user's code."""
-    text = str(e)
-    return f"{type(e).__name__}: {text.splitlines()[0] if text else ''}"
 
 
 

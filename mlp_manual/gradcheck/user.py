@@ -1,18 +1,15 @@
 """Gradient checks of what a user brings: a layer of their own, imported as ``module:attr`` from
-the current directory, or the whole model a config builds, checked through its loss on a batch
-of its training data.
+the current directory (or ``path/to/module.py:attr``), or the whole model a config builds,
+checked through its loss on a batch of its training data.
 
 N = batch size, D = input features.
 """
 
-import importlib
-import os
-import sys
-
 import numpy as np
 
 from ..config import load_config
-from ..errors import GradcheckError
+from ..errors import GradcheckError, UserCodeError
+from ..layers.user_modules import import_module
 from ..training.experiment import prepare
 from .check import (
     check_layer,
@@ -36,22 +33,16 @@ def split_spec(spec: str) -> tuple[str, str]:
 
 
 def load_layer(spec: str, source: str | None = None):
-    """Import ``module:attr`` from the current directory and make a layer of it: a class is
-    constructed without arguments, a function called without arguments, an object used as is.
-    ``source`` is how error messages name the spec (default: the spec itself)."""
+    """Import ``module:attr`` (the module by name from the current directory, or a .py file by
+    path) and make a layer of it: a class is constructed without arguments, a function called
+    without arguments, an object used as is. ``source`` is how error messages name the spec
+    (default: the spec itself)."""
     module_name, attr = split_spec(spec)
     source = source or spec
-    cwd = os.getcwd()
-    added = cwd not in sys.path
-    if added:
-        sys.path.insert(0, cwd)
     try:
-        module = importlib.import_module(module_name)
-    except Exception as e:
-        raise GradcheckError(f"{source}: cannot import {module_name!r}: {what_was_raised(e)}") from e
-    finally:
-        if added:
-            sys.path.remove(cwd)
+        module = import_module(module_name, source)
+    except UserCodeError as e:
+        raise GradcheckError(str(e)) from e
     if not hasattr(module, attr):
         raise GradcheckError(f"{source}: module {module_name!r} has no attribute {attr!r}")
     obj = getattr(module, attr)

@@ -45,6 +45,9 @@ class OneOf(Kind):
 NUMBER = Kind("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
 BOOL = Kind("true or false", lambda v: isinstance(v, bool))
 COUNT = Kind("a positive integer", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1)
+INTEGER = Kind("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool))
+TEXT = Kind("a string", lambda v: isinstance(v, str))
+SCALAR = Kind("a number, a string, true or false, or null", lambda v: v is None or isinstance(v, (int, float, str)))
 INIT = OneOf(init_names)
 
 
@@ -69,6 +72,21 @@ class Option:
     def in_range(self, value) -> bool:
         """Whether a value of the right kind passes the range check."""
         return self.check is None or self.check(value)
+
+
+def option_like(default) -> Option | None:
+    """The option a constructor argument with this ``default`` is: true or false for a bool, an
+    integer for an int, a finite number for a float, a string for a str, any scalar for None;
+    None for a default of any other type (a config cannot write it)."""
+    if isinstance(default, bool):
+        return Option(BOOL, default)
+    if isinstance(default, int):
+        return Option(INTEGER, default)
+    if isinstance(default, float):
+        return Option(NUMBER, default, math.isfinite, "be a finite number")
+    if isinstance(default, str):
+        return Option(TEXT, default)
+    return Option(SCALAR) if default is None else None
 
 
 def positive(default: float) -> Option:

@@ -3,15 +3,17 @@ may set with their kinds and ranges, its width rule, and how it is built.
 
 Config validation (``check_spec``), ``build_model``, the model-file loader, the gradient
 checker's built-in suite and ``Model.spec`` all ask this table. A new built-in layer is its
-class and one entry in ``BUILTINS``; ``register`` adds a type at run time (a user's own class).
+class and one entry in ``BUILTINS``; ``register`` adds a type at run time, and
+``declared_type`` makes the entry of a user's class from its constructor (``--import``).
 """
 
+import inspect
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from ..errors import ConfigError, LayerError, did_you_mean
+from ..errors import ConfigError, LayerError, did_you_mean, what_was_raised
 from .activations import GELU, Identity, LeakyReLU, ReLU, Sigmoid, Softmax, Tanh
 from .base import Layer
 from .dropout import Dropout
@@ -27,6 +29,7 @@ from .options import (
     Kind,
     Option,
     Widths,
+    option_like,
     positive,
 )
 
@@ -35,13 +38,14 @@ from .options import (
 class LayerType:
     """One layer type. ``options``: what a config may set besides widths, in the order messages
     list them; ``widths``: its width rule; ``wants``: which of ``rng`` and ``dtype`` its
-    constructor takes."""
+    constructor takes; ``module``: the user's module that declared it (None for a built-in)."""
 
     name: str
     cls: type
     options: dict[str, Option] = field(default_factory=dict)
     widths: Widths = KEEP
     wants: tuple[str, ...] = ()
+    module: str | None = None
 
     @property
     def config_options(self) -> dict[str, Option]:
@@ -52,7 +56,13 @@ class LayerType:
         """The layer from constructor arguments (widths and options), handed rng and dtype if it
         wants them."""
         extra = {k: v for k, v in (("rng", rng), ("dtype", dtype)) if k in self.wants}
-        return self.cls(**kwargs, **extra)
+        if self.module is None:
+            return self.cls(**kwargs, **extra)
+        try:  # a user's constructor may raise anything; say so in one line
+            return self.cls(**kwargs, **extra)
+        except Exception as e:
+            args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+            raise LayerError(f"{self.cls.__name__}({args}) raised {what_was_raised(e)}") from e
 
     def build(self, spec: dict, width: int, rng, dtype, output_width: int | None = None,
               defaults: dict | None = None):
@@ -61,8 +71,20 @@ class LayerType:
         ``defaults`` are model-wide values (``init``) for options of this type the spec omits."""
         options = {k: v for k, v in spec.items() if k != "type" and k not in self.widths.options}
         filled = {k: v for k, v in (defaults or {}).items() if k in self.options and k not in options}
-        widths = self.widths.kwargs(self.name, spec, width, output_width)
-        return self.make({**widths, **filled, **options}, rng, dtype)
+        kwargs = {**self.widths.kwargs(self.name, spec, width, output_width), **filled, **options}
+        layer = self.make(kwargs, rng, dtype)
+        if self.module is not None:
+            self.check_config(layer, kwargs)
+        return layer
+
+    def check_config(self, layer, kwargs: dict) -> None:
+        """LayerError unless ``layer.config()`` gives back the constructor arguments ``kwargs`` it
+        was built with, and only arguments of this type, so that a saved model rebuilds it (a
+        user's class may not; the built-ins' tests check theirs)."""
+        config, known = layer.config(), {*self.widths.names, *self.options}
+        if not set(config) <= known or any(k not in config or config[k] != v for k, v in kwargs.items()):
+            raise LayerError(f"{type(layer).__name__}.config() returns {config!r}; it must return the constructor "
+                             f"arguments the layer was built with, {kwargs!r}, from which a saved model rebuilds it")
 
 
 _TYPES: dict[str, LayerType] = {}
@@ -85,6 +107,40 @@ def register(layer_type: LayerType) -> LayerType:
 def unregister(name: str) -> None:
     """Remove the layer type ``name``."""
     del _TYPES[name]
+
+
+def declared_type(name: str, cls: type, module: str) -> LayerType:
+    """The entry of a user's Layer subclass, read from its constructor: an argument ``features``
+    gets the width flowing in (as normalisation layers), ``in_features`` and ``out_features``
+    the width in and the option ``units`` (as linear); ``rng`` and ``dtype`` get the run's; every
+    other argument is an option of the kind of its default (``option_like``). LayerError when
+    an argument has no default or one a config cannot write."""
+    params = {n: p for n, p in inspect.signature(cls).parameters.items()
+              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    widths = UNITS if {"in_features", "out_features"} <= set(params) else FEATURES if "features" in params else KEEP
+    wants = tuple(n for n in ("rng", "dtype") if n in params)
+    options = {}
+    for n, p in params.items():
+        if n in widths.names or n in wants:
+            continue
+        if p.default is p.empty:
+            raise LayerError(f"{name}: the constructor argument {n!r} has no default; every argument but the widths "
+                             "(features, or in_features and out_features), rng and dtype is an option a config may "
+                             "leave out, so give it a default")
+        options[n] = option_like(p.default)
+        if options[n] is None:
+            raise LayerError(f"{name}: the constructor argument {n!r} has the default {p.default!r}; an option's "
+                             "default must be a number, a string, true or false, or None")
+    return LayerType(name, cls, options, widths, wants, module)
+
+
+def missing_module(name) -> str | None:
+    """For a type name ``MODULE:CLASS`` of which no type is registered, MODULE: the user's module
+    to import first (with ``--import MODULE``); else None."""
+    module, sep, cls_name = name.partition(":") if isinstance(name, str) else ("", "", "")
+    if not (sep and module and cls_name) or name in _TYPES or any(t.module == module for t in _TYPES.values()):
+        return None
+    return module
 
 
 def type_of(layer) -> LayerType | None:
@@ -117,6 +173,8 @@ def check_spec(spec, where: str) -> dict:
     if not isinstance(spec, dict) or "type" not in spec:
         raise ConfigError(f"{where} must be a layer name or a mapping with a 'type' key, got {spec!r}")
     t = spec["type"]
+    if module := missing_module(t):
+        raise ConfigError(f"{where}: layer type {t!r} comes from your own code; load it with --import {module}")
     if not isinstance(t, str) or t not in _TYPES:
         raise ConfigError(f"{where}: unknown layer type {t!r}{did_you_mean(str(t), _TYPES)}; "
                           f"valid types: {', '.join(_TYPES)}")

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import ModelFileError
 from ..files import write_npz
-from ..layers.registry import LAYERS, LayerType
+from ..layers.registry import LAYERS, LayerType, missing_module
 from ..model import Model
 
 FORMAT = "mlp-manual-model/1"
@@ -130,6 +130,8 @@ def _layer_kwargs(i: int, layer_spec, arrays: dict[str, np.ndarray], path) -> tu
     kwargs = dict(layer_spec)
     name = kwargs.pop("type", None)
     layer_type = LAYERS.get(name) if isinstance(name, str) else None
+    if module := missing_module(name):
+        raise ModelFileError(f"{path}: layer {i} has type {name!r}; load it with --import {module}")
     if layer_type is None:
         raise ModelFileError(f"{path}: layer {i} has unknown type {name!r}")
     stored = [a for k, a in arrays.items() if k.startswith(f"layers.{i}.")]

@@ -20,8 +20,9 @@ from ..training.diagnostics import Recorder
 from ..training.evaluation import class_labels, model_outputs
 from ..training.experiment import Experiment, prepare
 from ..training.sanity import check_initial_loss
-from ..training.trainer import Trainer, evaluate
+from ..training.trainer import StepCallback, Trainer, evaluate
 from .checkpoint import load_checkpoint, restore, save_checkpoint
+from .epoch_log import EpochLog
 from .metrics import write_metrics
 from .model_file import save_model
 from .run_warnings import collect_warnings
@@ -117,15 +118,18 @@ def epoch_line(cfg: Config, row: dict) -> str:
 
 
 def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
-              echo: Callable[[str], None] = print, resume: bool = False) -> dict:
+              echo: Callable[[str], None] = print, resume: bool = False, log_every: int = 1,
+              on_step: StepCallback | None = None) -> dict:
     """Prepare, train, and write the run folder; with ``resume``, continue the run in folder
-    ``out`` from its checkpoint. Returns the summary (also in summary.json).
+    ``out`` from its checkpoint. Returns the summary (also in summary.json). ``echo`` prints
+    every ``log_every``-th epoch line (and the first and last); ``on_step`` is the trainer's.
 
     Raises TrainingDiverged (after saving the last finite weights) and TrainingInterrupted
     (after writing the checkpoint) for the caller to report. Emits a TrainingWarning when the
     initial loss or (with diagnostics) a gradient or a layer looks wrong.
     """
     started = time.perf_counter()
+    echo = EpochLog(echo, log_every, cfg.training.epochs)
     exp = prepare(cfg)
     run_dir = Path(out) if resume else make_run_dir(out, cfg.name, overwrite)
     ckpt = load_checkpoint(run_dir / "checkpoint.npz") if resume else None
@@ -133,8 +137,9 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
         files.write_text(run_dir / "config.yaml", dump_config(with_absolute_paths(cfg)))
     d = exp.data
     recorder = Recorder(cfg.diagnostics) if cfg.diagnostics.enabled else None
-    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, lambda row: echo(epoch_line(cfg, row)),
-                      lambda: checkpoint(), recorder)
+    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng,
+                      lambda row: echo.epoch(row["epoch"], epoch_line(cfg, row)),
+                      lambda: checkpoint(), recorder, on_step)
 
     def checkpoint():
         save_checkpoint(run_dir / "checkpoint.npz", trainer)
@@ -228,11 +233,14 @@ def final_line(summary: dict, run_dir: Path, monitor: str) -> str:
     return f"{line}; run folder: {run_dir}"
 
 
-def resume_run(run_dir: str, echo: Callable[[str], None] = print) -> dict:
-    """Continue the run in ``run_dir`` with its saved config from its checkpoint."""
+def resume_run(run_dir: str, echo: Callable[[str], None] = print, log_every: int = 1,
+               on_step: StepCallback | None = None) -> dict:
+    """Continue the run in ``run_dir`` with its saved config from its checkpoint (``echo``,
+    ``log_every`` and ``on_step`` as for ``train_run``)."""
     path = Path(run_dir)
     if not (path / "config.yaml").is_file():
         raise ConfigError(f"{path}: not a run folder (no config.yaml)")
     if not (path / "checkpoint.npz").is_file():
         raise ConfigError(f"{path}: has no checkpoint.npz to resume from (was training.checkpoint_every 0?)")
-    return train_run(load_config(path / "config.yaml"), str(path), echo=echo, resume=True)
+    return train_run(load_config(path / "config.yaml"), str(path), echo=echo, resume=True, log_every=log_every,
+                     on_step=on_step)

@@ -38,7 +38,7 @@ def prepare(cfg: Config) -> Experiment:
     data_rng, init_rng, train_rng = run_generators(cfg.seed)
     data = load_dataset(cfg.data, data_rng, dtype)
     loss = LOSSES[cfg.loss]
-    loss.check_fit(cfg.data.name, data.n_classes, data.target_width)
+    loss.check_fit(cfg.data.name, data.n_classes, data.target_width, task_key=data.task_key)
     if cfg.training.batch_size > len(data.X_train):
         raise ConfigError(f"training.batch_size {cfg.training.batch_size} is larger than the "
                           f"{len(data.X_train)} training samples")

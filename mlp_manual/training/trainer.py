@@ -52,6 +52,14 @@ def batch_bounds(n: int, batch_size: int) -> list[tuple[int, int]]:
     return bounds
 
 
+# (epoch, steps done in the epoch, its steps, mean training loss of the epoch so far), after every step
+StepCallback = Callable[[int, int, int, float], None]
+
+
+def _no_report(epoch: int, done: int, steps: int, loss: float) -> None:
+    """The StepCallback of a trainer nobody watches (a module function, so trainers pickle)."""
+
+
 @dataclass
 class History:
     """One list per metric, one entry per epoch (plain lists, easy to plot)."""
@@ -71,8 +79,8 @@ class Trainer:
 
     ``on_epoch(row)`` is called after each epoch with its metrics, before ``on_checkpoint()``,
     which is called at every ``training.checkpoint_every``-th epoch and when training is
-    interrupted. Set ``stop_requested`` (e.g. from a signal handler) to stop after the
-    current step with TrainingInterrupted.
+    interrupted; ``on_step`` (a StepCallback) after every step. Set ``stop_requested`` (e.g.
+    from a signal handler) to stop after the current step with TrainingInterrupted.
 
     What a checkpoint saves: ``epoch``, ``step_count``, ``history``, the optimizer, the
     ``early_stopping`` object and ``position`` (the EpochPosition of an interrupted epoch).
@@ -81,11 +89,12 @@ class Trainer:
     def __init__(self, model: Model, loss: LossSpec, cfg: Config, rng: np.random.Generator,
                  on_epoch: Callable[[dict], None] | None = None,
                  on_checkpoint: Callable[[], None] | None = None,
-                 recorder: Recorder | None = None):
+                 recorder: Recorder | None = None, on_step: StepCallback | None = None):
         self.model, self.loss, self.cfg, self.rng = model, loss, cfg, rng
         self.optimizer: Optimizer = make_optimizer(cfg.optimizer)
         self.on_epoch = on_epoch or (lambda row: None)
         self.on_checkpoint = on_checkpoint or (lambda: None)
+        self.on_step = on_step or _no_report
         self.recorder = recorder
         self.history = History()
         self.epoch = 0  # completed epochs
@@ -156,6 +165,7 @@ class Trainer:
                     Xb = np.take(X, idx, axis=0, out=batch[:hi - lo], mode="clip")  # idx is always in range
                     loss, correct = self._train_batch(Xb, y[idx], lr, len(bounds))
                     position.add_batch(loss, hi - lo, correct)
+                    self.on_step(epoch, position.next_batch, len(bounds), position.loss_sum / hi)
                     if self.stop_requested:
                         self._interrupt(position, started)
                 row = self._epoch_metrics(epoch, lr, position, started, X_val, y_val)

@@ -4,6 +4,7 @@ Every file is small and deterministic; the cases in ../cases.yaml copy them into
 folder before running a command.
 """
 
+import json
 import shutil
 import sys
 import tempfile
@@ -41,6 +42,17 @@ def main() -> None:
         arrays = {k: f[k] for k in f.files}
     arrays["layers.0.W"] = np.full_like(arrays["layers.0.W"], np.nan)
     np.savez(HERE / "nan-model.npz", **arrays)
+    user_layer_model()
+
+
+def user_layer_model() -> None:
+    """xor-model.npz whose tanh layer is named as a layer of the user's module my_layers."""
+    with np.load(HERE / "xor-model.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    spec = json.loads(str(arrays["__spec__"]))
+    spec["layers"][1]["type"] = "my_layers:Tanh"
+    arrays["__spec__"] = np.array(json.dumps(spec))
+    np.savez(HERE / "user-layer-model.npz", **arrays)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,83 @@
+"""Layer types from a user's own code.
+
+``--import my_layers`` imports a module, by name from the current folder or as the path of a
+``.py`` file, and registers every ``mlp_manual.Layer`` subclass it defines as the layer type
+``my_layers:ClassName``, whose options and width rule its constructor declares
+(``registry.declared_type``). Configs then name it, and model files that hold it load again.
+"""
+
+import importlib
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+
+from ..errors import LayerError, UserCodeError, what_was_raised
+from .base import Layer
+from .registry import LAYERS, LayerType, declared_type, register, unregister
+
+
+def import_module(text: str, source: str | None = None) -> ModuleType:
+    """The module ``text`` names: ``my_layers`` (importable from the current folder, or from
+    Python's path) or ``path/to/my_layers.py`` (imported as ``my_layers`` from its folder).
+    UserCodeError, naming ``source`` (default ``text``), when it cannot be imported."""
+    source = source or text
+    if text.endswith(".py") or "/" in text or os.sep in text:
+        path = Path(text)
+        if not path.is_file():
+            raise UserCodeError(f"{source}: no file {path}; name a .py file, or a module to import from the "
+                                "current folder without .py")
+        folder, name = str(path.resolve().parent), path.stem
+    else:
+        folder, name = os.getcwd(), text
+    added = folder not in sys.path
+    if added:
+        sys.path.insert(0, folder)
+    try:
+        return importlib.import_module(name)
+    except Exception as e:
+        raise UserCodeError(f"{source}: cannot import {name!r}: {what_was_raised(e)}") from e
+    finally:
+        if added:
+            sys.path.remove(folder)
+
+
+def layer_classes(module: ModuleType) -> list[type]:
+    """The Layer subclasses ``module`` defines (not the ones it imports), in their order."""
+    return [c for c in vars(module).values()
+            if isinstance(c, type) and issubclass(c, Layer) and c.__module__ == module.__name__]
+
+
+def register_module(module: ModuleType, source: str) -> list[LayerType]:
+    """Register each layer class of ``module`` not registered yet as ``<module>:<class>``; return
+    the new entries. UserCodeError when it defines none, or one a config cannot use."""
+    classes = layer_classes(module)
+    if not classes:
+        raise UserCodeError(f"{source}: {module.__name__} defines no layer class (a subclass of mlp_manual.Layer)")
+    registered = {t.cls for t in LAYERS.values()}  # by the module itself, or by an earlier --import
+    added = []
+    try:
+        for cls in classes:
+            if cls not in registered:
+                added.append(register(declared_type(f"{module.__name__}:{cls.__name__}", cls, module.__name__)))
+    except LayerError as e:
+        for t in added:
+            unregister(t.name)
+        raise UserCodeError(f"{source}: {e}") from None
+    return added
+
+
+@contextmanager
+def imported_layers(modules: Iterable[str]) -> Iterator[list[LayerType]]:
+    """While inside, the layer types of each module in ``modules`` (see ``import_module``) are
+    registered; they are removed again on leaving."""
+    added: list[LayerType] = []
+    try:
+        for text in modules:
+            added += register_module(import_module(text, f"--import {text}"), f"--import {text}")
+        yield added
+    finally:
+        for t in added:
+            unregister(t.name)
