@@ -119,7 +119,7 @@ def test_csv_reader_gives_arrays_or_a_data_error(content, target, header, delimi
         path.write_bytes(content)
         out = only_our_errors(read_csv, path, target, header, delimiter, task)
     if out is not None:
-        X, y, names = out
+        X, y, names, _, _ = out
         assert X.ndim == 2 and len(X) == len(y) and np.all(np.isfinite(X)) and np.all(np.isfinite(y))
         if task == "classification":
             assert y.min() >= 0 and len(np.unique(y)) == y.max() + 1
