@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import DataError
-from .layers.activations import sigmoid
+from .layers.activations import Softmax, sigmoid
 
 
 def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
@@ -111,6 +111,17 @@ class LossSpec:
         if self.target == BINARY:
             return (out[:, 0] > 0).astype(np.int64)  # logit > 0 <=> sigmoid > 1/2
         raise ValueError(f"{self.name} targets are {REAL}, not classes: it makes no class predictions")
+
+    def probabilities(self, out: np.ndarray) -> np.ndarray:
+        """Class probabilities (N, C) from model outputs (N, K), in float64, each row summing to 1:
+        the softmax of C logits, or (1 - sigmoid(z), sigmoid(z)) of one logit."""
+        z = out.astype(np.float64)
+        if self.target == CLASS_INDEX:
+            return Softmax().forward(z)
+        if self.target == BINARY:
+            p = sigmoid(z[:, 0])  # (N,), the probability of class 1
+            return np.stack([1 - p, p], axis=1)
+        raise ValueError(f"{self.name} targets are {REAL}, not classes: it gives no class probabilities")
 
     def random_targets(self, rng: np.random.Generator, n: int, k: int) -> np.ndarray:
         """Valid targets for (N, K) = (n, k) outputs, drawn from ``rng``: labels (N,) in 0..K-1,

@@ -23,6 +23,7 @@ from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from ..training.evaluation import class_labels, model_outputs
 from ..training.experiment import Experiment, prepare
 from .model_file import save_model
+from .model_info import ModelInfo
 from ..training.sanity import initial_loss_warning
 from ..training.trainer import Trainer, evaluate
 
@@ -199,8 +200,8 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
     """Write model.npz, metrics.csv, plots and summary.json for a run in any final state."""
     cfg, d = exp.cfg, exp.data
     history = trainer.history.columns
-    save_model(exp.model, run_dir / "model.npz", extra={"config_name": cfg.name, "n_classes": d.n_classes,
-                                                        "loss": cfg.loss})
+    save_model(exp.model, run_dir / "model.npz", extra={"config_name": cfg.name},
+               info=ModelInfo.from_dataset(d, cfg.loss))
     files.write_text(run_dir / "metrics.csv", metrics_csv(history))
     best = trainer.best
     summary = {
