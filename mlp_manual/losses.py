@@ -83,6 +83,8 @@ class LossSpec:
     target: str  # CLASS_INDEX, BINARY or REAL
     # C -> (loss of a freshly initialised model, its formula), for a loss where that is known
     untrained_loss: Callable[[int], tuple[float, str]] | None = None
+    # targets (N, K) -> the loss of predicting their mean, the scale a regression fit is judged on
+    constant_loss: Callable[[np.ndarray], float] | None = None
 
     @property
     def classification(self) -> bool:
@@ -164,5 +166,5 @@ class LossSpec:
 LOSSES = {spec.name: spec for spec in (
     LossSpec("softmax_cross_entropy", softmax_cross_entropy, CLASS_INDEX, untrained_loss=uniform_guess_loss),
     LossSpec("bce_with_logits", bce_with_logits, BINARY),
-    LossSpec("mse", mse, REAL),
+    LossSpec("mse", mse, REAL, constant_loss=lambda y: float(y.var(axis=0, dtype=np.float64).mean())),
 )}

@@ -17,12 +17,12 @@ from mlp_manual import load_model
 from mlp_manual.cli.evaluate import main as eval_main
 from mlp_manual.cli.predict import main as predict_main
 from mlp_manual.cli.train import main as train_main
+from mlp_manual.datasets.dataset import Preprocessing
 from mlp_manual.errors import DataError
 from mlp_manual.model import build_model
 from mlp_manual.runs.model_file import read_model, save_model
 from mlp_manual.runs.model_info import ModelInfo
 from mlp_manual.runs.predictor import Predictor, load_predictor, predict_file
-from mlp_manual.datasets.dataset import Preprocessing
 
 FILES = Path(__file__).parent / "bad_inputs" / "files"
 FLOWERS = {
@@ -59,7 +59,7 @@ def test_mlp_predict_gives_the_accuracy_of_mlp_eval_with_or_without_the_target_a
     model = flowers / "run" / "model.npz"
     evaluated = invoke_cli(eval_main, "--model", str(model), "--out", str(tmp_path))
     eval_accuracy = float(re.search(r"accuracy (\S+)", evaluated.output).group(1))
-    truth = [row[-1] for row in csv.reader(open(flowers / "test.csv"))][1:]
+    truth = [row.rsplit(",", 1)[1] for row in (flowers / "test.csv").read_text().splitlines()[1:]]
     with_target = predict("--model", model, "--input", flowers / "test.csv")
     shuffled = ["hue", "petal_width", "stem_mm", "petal_length"]
     flowers_csv(tmp_path / "new.csv", 60, seed=2, columns=shuffled, target=False)
@@ -190,6 +190,18 @@ def test_a_model_saved_without_a_description_predicts_its_raw_outputs(tmp_path, 
         warnings.simplefilter("ignore")
         predictor = load_predictor(tmp_path / "m.npz")
     X = rng.normal(size=(4, 3))
-    assert predictor.header() == ["prediction_0", "prediction_1"]
+    assert predictor.header() == ["prediction_y0", "prediction_y1"]
     assert np.array_equal(predictor.predict(X), model.forward(X.astype(np.float32)))
     assert isinstance(Predictor(model, predictor.info).predict(X[:0]), np.ndarray)
+
+
+def test_a_progress_bar_is_drawn_only_when_asked_for_by_a_terminal(flowers, tmp_path, monkeypatch):
+    from mlp_manual.cli import predict as predict_cli
+
+    args = ["--model", str(flowers / "run" / "model.npz"), "--input", str(flowers / "test.csv"),
+            "--output", str(tmp_path / "p.csv")]
+    assert not predict_cli.show_progress(10 << 20)  # tests run without a terminal
+    assert "predicting" not in invoke_cli(predict_main, *args).output
+    monkeypatch.setattr(predict_cli, "show_progress", lambda size: True)
+    result = invoke_cli(predict_main, *args)
+    assert result.exit_code == 0 and "predicting" in result.output and len((tmp_path / "p.csv").read_text().splitlines()) == 61

@@ -54,12 +54,17 @@ def main(model_path, input_path, output, proba, delimiter):
     with ExitStack() as stack:
         out = stack.enter_context(atomic_text_file(output)) if output else click.get_text_stream("stdout")
         on_progress = None
-        if size > PROGRESS_BYTES and sys.stderr.isatty():
+        if show_progress(size):
             bar = stack.enter_context(click.progressbar(length=size, label="predicting", file=sys.stderr))
             on_progress = (lambda done: bar.update(done - bar.pos))
         rows = predict_file(predictor, input_path, out, proba, delimiter, on_progress=on_progress)
     if output:
         click.echo(f"wrote {rows} predictions to {output}", err=True)
+
+
+def show_progress(size: int) -> bool:
+    """A progress bar for an input of ``size`` bytes: for long inputs, on a terminal only."""
+    return size > PROGRESS_BYTES and sys.stderr.isatty()
 
 
 if __name__ == "__main__":

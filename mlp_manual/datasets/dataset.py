@@ -44,6 +44,13 @@ class Dataset:
         return 1 if self.classification else self.y_train.shape[1]
 
 
+def target_labels(names: tuple[str, ...] | None, k: int) -> list[str]:
+    """What to call K regression targets: their names (a CSV's header cells), else y, or y0, y1, ..."""
+    if names:
+        return list(names)
+    return ["y"] if k == 1 else [f"y{j}" for j in range(k)]
+
+
 def split(X: np.ndarray, y: np.ndarray, fraction: float, rng: np.random.Generator, stratify: bool):
     """Move ``fraction`` of the rows to a second set, per class when ``stratify``.
 

@@ -12,6 +12,7 @@ from typing import TextIO
 
 import numpy as np
 
+from ..datasets.dataset import target_labels
 from ..datasets.rows import RowFile
 from ..errors import DataError
 from ..losses import LOSSES
@@ -93,8 +94,7 @@ class Predictor:
         width = self.model.output_width(self.info.n_features) if self.info.n_features else 1
         if width == 1:
             return ["prediction"]
-        names = self.info.target_names or [str(k) for k in range(width)]
-        return [f"prediction_{t}" for t in names]
+        return [f"prediction_{t}" for t in target_labels(self.info.target_names, width)]
 
     def csv_rows(self, X, proba: bool = False, name: str = "X", first_row: int = 0) -> list[list[str]]:
         """The rows of ``predict_file`` for raw rows X, numbers written with the model's precision."""

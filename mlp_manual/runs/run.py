@@ -2,8 +2,9 @@
 
 config.yaml, metrics.csv, summary.json, model.npz, checkpoint.npz, loss.png, accuracy.png
 (classification), decision_boundary.png (two input features), confusion.png (classification
-with a test split), mistakes.png (image datasets), and with diagnostics
-diagnostics.csv, grad_norms.png, update_ratio.png, activations.png.
+with a test split), mistakes.png (image datasets), predictions.png and fit.png (regression; fit
+with one input feature), and with diagnostics diagnostics.csv, grad_norms.png, update_ratio.png,
+activations.png.
 """
 
 import csv
@@ -15,9 +16,12 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
+import numpy as np
+
 from .. import files
 from .checkpoint import load_checkpoint, restore, save_checkpoint
 from ..config import Config, dump_config, load_config, with_absolute_paths
+from ..datasets.dataset import target_labels
 from ..training.diagnostics import Recorder
 from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from ..training.evaluation import class_labels, model_outputs
@@ -29,7 +33,7 @@ from ..training.trainer import Trainer, evaluate
 
 RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "checkpoint.npz", "loss.png",
              "accuracy.png", "decision_boundary.png", "diagnostics.csv", "grad_norms.png", "update_ratio.png",
-             "activations.png", "lr_find.png", "confusion.png", "mistakes.png")
+             "activations.png", "lr_find.png", "confusion.png", "mistakes.png", "predictions.png", "fit.png")
 METRIC_ORDER = ("epoch", "lr", "train_loss", "train_acc", "val_loss", "val_acc", "seconds")
 
 
@@ -93,6 +97,8 @@ def write_plots(exp: Experiment, history: dict, run_dir: Path) -> None:
                                          f"{exp.cfg.name}: decision boundary (training points)")
     if exp.loss.classification and exp.data.X_test is not None:
         write_class_plots(exp, run_dir)
+    if not exp.loss.classification:
+        write_regression_plots(exp, run_dir)
 
 
 def write_class_plots(exp: Experiment, run_dir: Path) -> None:
@@ -108,6 +114,25 @@ def write_class_plots(exp: Experiment, run_dir: Path) -> None:
     if d.image_shape is not None:
         plots_classes.plot_mistakes(d.X_test, result.y_true, result.y_pred, d.image_shape, names,
                                     run_dir / "mistakes.png", f"{exp.cfg.name}: misclassified test images")
+
+
+def write_regression_plots(exp: Experiment, run_dir: Path) -> None:
+    """predictions.png on the test split (else validation, else training), and for one input
+    feature fit.png: the training data and the model's curve, in the feature's raw units."""
+    from ..plots import regression as plots_regression
+
+    d, name = exp.data, exp.cfg.name
+    split = next(s for s in ("test", "val", "train") if getattr(d, f"X_{s}") is not None)
+    X, y = getattr(d, f"X_{split}"), getattr(d, f"y_{split}")  # (N, D), (N, K)
+    targets = target_labels(d.target_names, d.target_width)
+    plots_regression.plot_predictions(y, model_outputs(exp.model, X), targets, run_dir / "predictions.png",
+                                      f"{name}: predicted against true, {split} split")
+    if d.n_features == 1:
+        unscale = d.preprocessing.invert if d.preprocessing else (lambda A: A)
+        grid = np.linspace(d.X_train.min(), d.X_train.max(), 300, dtype=d.X_train.dtype)[:, None]  # (G, 1)
+        plots_regression.plot_fit(unscale(d.X_train)[:, 0], d.y_train, unscale(grid)[:, 0],
+                                  model_outputs(exp.model, grid), (d.feature_names or ("x",))[0], targets,
+                                  run_dir / "fit.png", f"{name}: fitted curve (training data)")
 
 
 @contextmanager
