@@ -62,6 +62,7 @@ class DataConfig:
 class ModelConfig:
     layers: tuple = ({"type": "linear", "units": 16}, {"type": "relu"}, {"type": "linear"})
     init: str = _opt("he_uniform", choices=tuple(init_names()))
+    init_from: str | None = None  # a trained model.npz whose weights start the run (mlp-train --init-from)
 
 
 @dataclass(frozen=True)
@@ -350,10 +351,12 @@ def config_to_dict(cfg: Config) -> dict:
 
 
 def with_absolute_paths(cfg: Config) -> Config:
-    """``cfg`` with its data file and folder paths made absolute against the current folder."""
-    d = cfg.data
+    """``cfg`` with its data file and folder paths and ``model.init_from`` made absolute against the
+    current folder."""
+    d, m = cfg.data, cfg.model
     fixed = {k: str(Path(v).resolve()) for k in ("path", "val_path", "test_path", "data_dir") if (v := getattr(d, k))}
-    return dataclasses.replace(cfg, data=dataclasses.replace(d, **fixed))
+    model = dataclasses.replace(m, init_from=str(Path(m.init_from).resolve())) if m.init_from else m
+    return dataclasses.replace(cfg, data=dataclasses.replace(d, **fixed), model=model)
 
 
 def dump_config(cfg: Config) -> str:

@@ -28,6 +28,7 @@ from ..training.evaluation import class_labels, model_outputs
 from ..training.experiment import Experiment, prepare
 from .model_file import save_model
 from .model_info import ModelInfo
+from .warm_start import warm_start
 from ..training.sanity import initial_loss_warning
 from ..training.trainer import Trainer, evaluate
 
@@ -165,13 +166,18 @@ def epoch_line(cfg: Config, row: dict) -> str:
 def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
               echo: Callable[[str], None] = print, resume: bool = False) -> dict:
     """Prepare, train, and write the run folder; with ``resume``, continue the run in folder
-    ``out`` from its checkpoint. Returns the summary (also in summary.json).
+    ``out`` from its checkpoint up to ``cfg.training.epochs`` (which may be more than the run
+    had: its config.yaml is rewritten with the new total). Without ``resume``,
+    ``cfg.model.init_from`` names a model file whose weights start the run. Returns the summary
+    (also in summary.json).
 
     Raises TrainingDiverged (after saving the last finite weights) and TrainingInterrupted
     (after writing the checkpoint) for the caller to report.
     """
     started = time.perf_counter()
     exp = prepare(cfg)
+    warm = not resume and cfg.model.init_from
+    init_warnings = warm_start(exp.model, exp.data, cfg.model.init_from) if warm else []
     run_dir = Path(out) if resume else make_run_dir(out, cfg.name, overwrite)
     ckpt = load_checkpoint(run_dir / "checkpoint.npz") if resume else None
     if not resume:  # with absolute data paths, so that resume, mlp-eval and reruns work from anywhere
@@ -188,19 +194,23 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
 
     if resume:
         restore(trainer, ckpt, run_dir / "checkpoint.npz", len(d.X_train))
-        if trainer.stopped_early or (trainer.epoch >= cfg.training.epochs and not trainer.epoch_state):
-            why = "it stopped early" if trainer.stopped_early else f"it ran all {cfg.training.epochs} epochs"
-            raise ConfigError(f"{run_dir}: the run is complete ({why}); nothing to resume")
+        check_resumable(trainer, cfg.training.epochs, run_dir)
+        files.write_text(run_dir / "config.yaml", dump_config(cfg))  # the total may have changed
     echo(f"{cfg.name}: {len(d.X_train)} train / {0 if d.X_val is None else len(d.X_val)} val / "
          f"{0 if d.X_test is None else len(d.X_test)} test samples, {d.n_features} features, "
          f"{exp.model.n_params:,} parameters, {cfg.dtype}")
     if resume:
         if recorder and (run_dir / "diagnostics.csv").exists():
             recorder.load_csv((run_dir / "diagnostics.csv").read_text(), before_step=trainer.step_count)
-        echo(f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}")
+        echo(f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}, "
+             f"to epoch {cfg.training.epochs}")
     else:
         echo(exp.model.summary(d.n_features))
-        warning = initial_loss_warning(exp)
+        for line in init_warnings:
+            echo(line)
+        if warm:
+            echo(f"starting from the weights of {cfg.model.init_from}")
+        warning = None if warm else initial_loss_warning(exp)  # the check is for fresh weights
         if warning:
             echo(warning)
     status = "completed"
@@ -218,6 +228,21 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
         finish(exp, trainer, run_dir, "interrupted", started, echo, "interrupted by the user (SIGINT)")
         raise
     return finish(exp, trainer, run_dir, status, started, echo)
+
+
+def check_resumable(trainer: Trainer, epochs: int, run_dir: Path) -> None:
+    """Raise ConfigError unless the restored run has epochs left to reach ``epochs`` in total."""
+    if trainer.stopped_early:
+        raise ConfigError(f"{run_dir}: the run is complete (it stopped early); nothing to resume. To train on from "
+                          f"its weights, start a new run with --init-from {run_dir / 'model.npz'}")
+    done = trainer.epoch + (1 if trainer.epoch_state else 0)  # an interrupted epoch is finished on resume
+    if epochs < done:
+        part = " and part of the next" if trainer.epoch_state else ""
+        raise ConfigError(f"{run_dir}: the run has done {trainer.epoch} epochs{part}; --epochs {epochs} would "
+                          "end it before that")
+    if trainer.epoch >= epochs and not trainer.epoch_state:
+        raise ConfigError(f"{run_dir}: the run is complete (it ran all {epochs} epochs); nothing to resume. "
+                          f"To train it longer, pass --epochs N with N > {epochs}")
 
 
 def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, started: float, echo,
@@ -271,11 +296,13 @@ def final_line(summary: dict, run_dir: Path, monitor: str) -> str:
     return f"{line}; run folder: {run_dir}"
 
 
-def resume_run(run_dir: str, echo: Callable[[str], None] = print) -> dict:
-    """Continue the run in ``run_dir`` with its saved config from its checkpoint."""
+def resume_run(run_dir: str, echo: Callable[[str], None] = print, epochs: int | None = None) -> dict:
+    """Continue the run in ``run_dir`` with its saved config from its checkpoint; ``epochs``
+    extends it to that many epochs in total."""
     path = Path(run_dir)
     if not (path / "config.yaml").is_file():
         raise ConfigError(f"{path}: not a run folder (no config.yaml)")
     if not (path / "checkpoint.npz").is_file():
         raise ConfigError(f"{path}: has no checkpoint.npz to resume from (was training.checkpoint_every 0?)")
-    return train_run(load_config(path / "config.yaml"), str(path), echo=echo, resume=True)
+    cfg = load_config(path / "config.yaml", [f"training.epochs={epochs}"] if epochs else [])
+    return train_run(cfg, str(path), echo=echo, resume=True)
