@@ -23,7 +23,7 @@ from .checkpoint import load_checkpoint, restore, save_checkpoint
 from ..config import Config, dump_config, load_config, with_absolute_paths
 from ..datasets.dataset import target_labels
 from ..training.diagnostics import Recorder
-from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
+from ..errors import ConfigError, ModelFileError, TrainingDiverged, TrainingInterrupted
 from ..training.evaluation import class_labels, model_outputs
 from ..training.experiment import Experiment, prepare
 from .model_file import save_model
@@ -230,16 +230,19 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
     return finish(exp, trainer, run_dir, status, started, echo)
 
 
+def epochs_done(epoch: int, epoch_state) -> int:
+    """Epochs a resumed run has behind it: an interrupted epoch is finished first."""
+    return epoch + (1 if epoch_state else 0)
+
+
 def check_resumable(trainer: Trainer, epochs: int, run_dir: Path) -> None:
     """Raise ConfigError unless the restored run has epochs left to reach ``epochs`` in total."""
     if trainer.stopped_early:
         raise ConfigError(f"{run_dir}: the run is complete (it stopped early); nothing to resume. To train on from "
                           f"its weights, start a new run with --init-from {run_dir / 'model.npz'}")
-    done = trainer.epoch + (1 if trainer.epoch_state else 0)  # an interrupted epoch is finished on resume
-    if epochs < done:
-        part = " and part of the next" if trainer.epoch_state else ""
-        raise ConfigError(f"{run_dir}: the run has done {trainer.epoch} epochs{part}; --epochs {epochs} would "
-                          "end it before that")
+    if epochs < epochs_done(trainer.epoch, trainer.epoch_state):
+        raise ModelFileError(f"{run_dir / 'checkpoint.npz'}: the checkpoint is at epoch {trainer.epoch}, beyond the "
+                             f"{epochs} epochs of {run_dir / 'config.yaml'}")
     if trainer.epoch >= epochs and not trainer.epoch_state:
         raise ConfigError(f"{run_dir}: the run is complete (it ran all {epochs} epochs); nothing to resume. "
                           f"To train it longer, pass --epochs N with N > {epochs}")
@@ -304,5 +307,11 @@ def resume_run(run_dir: str, echo: Callable[[str], None] = print, epochs: int | 
         raise ConfigError(f"{path}: not a run folder (no config.yaml)")
     if not (path / "checkpoint.npz").is_file():
         raise ConfigError(f"{path}: has no checkpoint.npz to resume from (was training.checkpoint_every 0?)")
+    if epochs is not None:
+        meta = load_checkpoint(path / "checkpoint.npz")["meta"]
+        if epochs < epochs_done(meta["epoch"], meta["epoch_state"]):
+            part = " and part of the next" if meta["epoch_state"] else ""
+            raise ConfigError(f"{path}: the run has done {meta['epoch']} epochs{part}; --epochs {epochs} would end it "
+                              "before that")
     cfg = load_config(path / "config.yaml", [f"training.epochs={epochs}"] if epochs else [])
     return train_run(cfg, str(path), echo=echo, resume=True)
