@@ -16,18 +16,16 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-import numpy as np
-
 from .. import files
 from .checkpoint import load_checkpoint, restore, save_checkpoint
 from ..config import Config, dump_config, load_config, with_absolute_paths
-from ..datasets.dataset import target_labels
 from ..training.diagnostics import Recorder
 from ..errors import ConfigError, ModelFileError, TrainingDiverged, TrainingInterrupted
 from ..training.evaluation import class_labels, model_outputs
 from ..training.experiment import Experiment, prepare
 from .model_file import save_model
 from .model_info import ModelInfo
+from .regression_plots import write_regression_plots
 from .warm_start import warm_start
 from ..training.sanity import initial_loss_warning
 from ..training.trainer import Trainer, evaluate
@@ -99,7 +97,7 @@ def write_plots(exp: Experiment, history: dict, run_dir: Path) -> None:
     if exp.loss.classification and exp.data.X_test is not None:
         write_class_plots(exp, run_dir)
     if not exp.loss.classification:
-        write_regression_plots(exp, run_dir)
+        write_regression_plots(exp, run_dir)  # predictions.png, fit.png
 
 
 def write_class_plots(exp: Experiment, run_dir: Path) -> None:
@@ -115,25 +113,6 @@ def write_class_plots(exp: Experiment, run_dir: Path) -> None:
     if d.image_shape is not None:
         plots_classes.plot_mistakes(d.X_test, result.y_true, result.y_pred, d.image_shape, names,
                                     run_dir / "mistakes.png", f"{exp.cfg.name}: misclassified test images")
-
-
-def write_regression_plots(exp: Experiment, run_dir: Path) -> None:
-    """predictions.png on the test split (else validation, else training), and for one input
-    feature fit.png: the training data and the model's curve, in the feature's raw units."""
-    from ..plots import regression as plots_regression
-
-    d, name = exp.data, exp.cfg.name
-    split = next(s for s in ("test", "val", "train") if getattr(d, f"X_{s}") is not None)
-    X, y = getattr(d, f"X_{split}"), getattr(d, f"y_{split}")  # (N, D), (N, K)
-    targets = target_labels(d.target_names, d.target_width)
-    plots_regression.plot_predictions(y, model_outputs(exp.model, X), targets, run_dir / "predictions.png",
-                                      f"{name}: predicted against true, {split} split")
-    if d.n_features == 1:
-        unscale = d.preprocessing.invert if d.preprocessing else (lambda A: A)
-        grid = np.linspace(d.X_train.min(), d.X_train.max(), 300, dtype=d.X_train.dtype)[:, None]  # (G, 1)
-        plots_regression.plot_fit(unscale(d.X_train)[:, 0], d.y_train, unscale(grid)[:, 0],
-                                  model_outputs(exp.model, grid), (d.feature_names or ("x",))[0], targets,
-                                  run_dir / "fit.png", f"{name}: fitted curve (training data)")
 
 
 @contextmanager
