@@ -20,10 +20,11 @@ from .layers import (
 from .losses import bce_with_logits, mse, softmax_cross_entropy
 from .model import Model, build_model
 from .runs.model_file import load_model, save_model
+from .runs.predictor import Predictor, load_predictor
 
 __version__ = "0.1.0"
 __all__ = ["Layer", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Identity", "Softmax",
            "Dropout", "LayerNorm", "RMSNorm", "BatchNorm1d", "Model", "build_model", "load_model",
-           "save_model", "softmax_cross_entropy", "bce_with_logits", "mse", "MLPManualError",
+           "save_model", "load_predictor", "Predictor", "softmax_cross_entropy", "bce_with_logits", "mse", "MLPManualError",
            "ConfigError", "DataError", "LayerError", "ModelFileError", "check_layer", "check_loss",
            "check_model"]

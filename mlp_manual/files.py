@@ -62,6 +62,14 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+@contextlib.contextmanager
+def atomic_text_file(path: str | os.PathLike) -> Iterator:
+    """An open UTF-8 text file (newline="", as the csv module wants) written a piece at a time,
+    that appears at ``path`` only when the block ends without an error."""
+    with atomic_path(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as f:
+        yield f
+
+
 def write_text(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to ``path`` atomically (UTF-8)."""
     with atomic_path(path) as tmp:

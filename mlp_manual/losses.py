@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import DataError
-from .layers.activations import sigmoid
+from .layers.activations import Softmax, sigmoid
 
 
 def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
@@ -83,6 +83,8 @@ class LossSpec:
     target: str  # CLASS_INDEX, BINARY or REAL
     # C -> (loss of a freshly initialised model, its formula), for a loss where that is known
     untrained_loss: Callable[[int], tuple[float, str]] | None = None
+    # targets (N, K) -> the loss of predicting their mean, the scale a regression fit is judged on
+    constant_loss: Callable[[np.ndarray], float] | None = None
 
     @property
     def classification(self) -> bool:
@@ -111,6 +113,17 @@ class LossSpec:
         if self.target == BINARY:
             return (out[:, 0] > 0).astype(np.int64)  # logit > 0 <=> sigmoid > 1/2
         raise ValueError(f"{self.name} targets are {REAL}, not classes: it makes no class predictions")
+
+    def probabilities(self, out: np.ndarray) -> np.ndarray:
+        """Class probabilities (N, C) from model outputs (N, K), in float64, each row summing to 1:
+        the softmax of C logits, or (1 - sigmoid(z), sigmoid(z)) of one logit."""
+        z = out.astype(np.float64)
+        if self.target == CLASS_INDEX:
+            return Softmax().forward(z)
+        if self.target == BINARY:
+            p = sigmoid(z[:, 0])  # (N,), the probability of class 1
+            return np.stack([1 - p, p], axis=1)
+        raise ValueError(f"{self.name} targets are {REAL}, not classes: it gives no class probabilities")
 
     def random_targets(self, rng: np.random.Generator, n: int, k: int) -> np.ndarray:
         """Valid targets for (N, K) = (n, k) outputs, drawn from ``rng``: labels (N,) in 0..K-1,
@@ -159,8 +172,13 @@ class LossSpec:
                             + (f"{n_classes} classes" if self.target == CLASS_INDEX else columns))
 
 
+def mean_target_variance(y: np.ndarray) -> float:
+    """The mean squared error of predicting each target's mean: the variance, averaged over targets."""
+    return float(y.var(axis=0, dtype=np.float64).mean())
+
+
 LOSSES = {spec.name: spec for spec in (
     LossSpec("softmax_cross_entropy", softmax_cross_entropy, CLASS_INDEX, untrained_loss=uniform_guess_loss),
     LossSpec("bce_with_logits", bce_with_logits, BINARY),
-    LossSpec("mse", mse, REAL),
+    LossSpec("mse", mse, REAL, constant_loss=mean_target_variance),
 )}

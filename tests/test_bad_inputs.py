@@ -10,12 +10,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from mlp_manual.cli import data, evaluate, explain, export, gradcheck, plot, train
+from mlp_manual.cli import data, evaluate, explain, export, gradcheck, plot, predict, train
 
 HERE = Path(__file__).parent / "bad_inputs"
 CASES = yaml.safe_load((HERE / "cases.yaml").read_text(encoding="utf-8"))
 COMMANDS = {"mlp-train": train.main, "mlp-gradcheck": gradcheck.main, "mlp-plot": plot.main,
-            "mlp-eval": evaluate.main, "mlp-data": data.main, "mlp-explain": explain.main, "mlp-export": export.main}
+            "mlp-eval": evaluate.main, "mlp-data": data.main, "mlp-explain": explain.main, "mlp-export": export.main,
+            "mlp-predict": predict.main}
 
 
 def make_files(folder: Path, files: dict) -> None:

@@ -1,12 +1,15 @@
 """Generated datasets, the CSV reader, splits, preprocessing and data validation."""
 
+import json
+import re
+
 import numpy as np
 import pytest
 
 from mlp_manual.config import DataConfig
 from mlp_manual.datasets import load_dataset
 from mlp_manual.datasets.csvfile import read_csv
-from mlp_manual.datasets.dataset import Dataset, check_arrays, split
+from mlp_manual.datasets.dataset import Dataset, Preprocessing, check_arrays, split
 from mlp_manual.errors import DataError
 
 
@@ -39,6 +42,36 @@ def test_standardize_uses_training_statistics_only():
     assert not np.allclose(ds.X_val.mean(0), 0)
 
 
+def test_the_fitted_preprocessing_is_recorded_and_reapplies_to_raw_rows_exactly(tmp_path):
+    path = tmp_path / "d.csv"
+    rows = [f"{i % 7 + 0.25 * i},{3.0},{(i * 37) % 11},{i % 2}" for i in range(40)]  # feature b is constant
+    path.write_text("a,b,c,label\n" + "\n".join(rows) + "\n")
+    raw = read_csv(path).X
+    for kind in ("none", "scale", "standardize"):
+        ds = load_dataset(DataConfig(name="csv", path=str(path), preprocess=kind, val_fraction=0), np.random.default_rng(0),
+                          np.float64)
+        p = ds.preprocessing
+        assert p.kind == kind and np.array_equal(p.apply(raw), ds.X_train)
+        again = Preprocessing.from_json(json.loads(json.dumps(p.to_json())), 3)  # through the model file's JSON
+        assert np.array_equal(again.apply(raw), ds.X_train)
+        assert np.allclose(p.invert(ds.X_train), raw)
+    assert p.scale[1] == 1.0 and np.all(ds.X_train[:, 1] == 0)  # a constant feature is only centred
+    assert Preprocessing.fit("scale", raw).to_json() == {"kind": "scale", "shift": 0.0, "scale": raw.max()}
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"kind": "minmax"}, "kind must be one of none, scale, standardize"),
+    ({"kind": "none", "shift": 1}, "none has keys ['kind', 'shift']"),
+    ({"kind": "scale", "shift": 0.0, "scale": 0.0}, "scale must hold finite numbers > 0"),
+    ({"kind": "scale", "shift": "0", "scale": 1.0}, "shift must hold finite numbers"),
+    ({"kind": "standardize", "shift": [0.0], "scale": [1.0, 1.0]}, "shift must be a list of 2 numbers, one per feature"),
+    ({"kind": "standardize", "shift": [0.0, 1e400], "scale": [1.0, 1.0]}, "shift must hold finite numbers"),
+])
+def test_a_damaged_preprocessing_description_is_refused(spec, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        Preprocessing.from_json(spec, 2)
+
+
 def test_scale_maps_training_range_to_unit_interval():
     ds = load_dataset(DataConfig(name="blobs", preprocess="scale"), np.random.default_rng(0), np.float64)
     assert ds.X_train.min() == 0.0 and ds.X_train.max() == 1.0
@@ -47,17 +80,19 @@ def test_scale_maps_training_range_to_unit_interval():
 def test_csv_with_header_target_by_name_and_text_labels(tmp_path):
     path = tmp_path / "iris.csv"
     path.write_text("a,b,species\n1,2,setosa\n3,4,virginica\n5,6,setosa\n")
-    X, y, names = read_csv(path, target="species")
+    X, y, names, features, target = read_csv(path, target="species")
     assert X.tolist() == [[1, 2], [3, 4], [5, 6]] and y.tolist() == [0, 1, 0] and names == ["setosa", "virginica"]
+    assert features == ("a", "b") and target == "species"
     ds = load_dataset(DataConfig(name="csv", path=str(path), target="species", val_fraction=0), np.random.default_rng(0))
     assert ds.n_classes == 2 and ds.class_names == ("setosa", "virginica")
+    assert ds.feature_names == ("a", "b") and ds.target_names == ("species",)
 
 
 def test_csv_regression_and_target_index(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text("0.5,1,2\n1.5,3,4\n")
-    X, y, _ = read_csv(path, target=0, header=False, task="regression")
-    assert X.tolist() == [[1, 2], [3, 4]] and y.tolist() == [[0.5], [1.5]]
+    X, y, _, features, target = read_csv(path, target=0, header=False, task="regression")
+    assert X.tolist() == [[1, 2], [3, 4]] and y.tolist() == [[0.5], [1.5]] and features is target is None
 
 
 @pytest.mark.parametrize("text, kwargs, message", [
@@ -106,10 +141,10 @@ def test_csv_with_given_validation_and_test_files(tmp_path):
 def test_a_spreadsheet_byte_order_mark_is_not_part_of_the_first_column(tmp_path):
     path = tmp_path / "excel.csv"
     path.write_bytes("\ufeffsepal,petal,species\n1,2,a\n3,4,b\n".encode("utf-8"))
-    X, y, classes = read_csv(path, target="species")
-    assert X.shape == (2, 2) and classes == ["a", "b"]
+    X, y, classes, features, _ = read_csv(path, target="species")
+    assert X.shape == (2, 2) and classes == ["a", "b"] and features == ("sepal", "petal")
     path.write_bytes("\ufeffsepal,petal\n1,2\n3,4\n".encode("utf-8"))
-    X, y, _ = read_csv(path, target="sepal", task="regression")
+    X, y, *_ = read_csv(path, target="sepal", task="regression")
     assert y[:, 0].tolist() == [1.0, 3.0] and X[:, 0].tolist() == [2.0, 4.0]
 
 

@@ -119,7 +119,7 @@ def test_csv_reader_gives_arrays_or_a_data_error(content, target, header, delimi
         path.write_bytes(content)
         out = only_our_errors(read_csv, path, target, header, delimiter, task)
     if out is not None:
-        X, y, names = out
+        X, y, names, _, _ = out
         assert X.ndim == 2 and len(X) == len(y) and np.all(np.isfinite(X)) and np.all(np.isfinite(y))
         if task == "classification":
             assert y.min() >= 0 and len(np.unique(y)) == y.max() + 1
@@ -203,6 +203,39 @@ def test_load_model_of_a_valid_archive_with_a_mutated_spec_or_arrays(changes, ar
         arrays["layers.9.W"] = np.ones(3)
     model = load_bytes(npz_bytes(arrays))
     assert model is None or isinstance(model, Model)
+
+
+with np.load(FILES / "flowers-model.npz") as f:
+    DESCRIBED_ARRAYS = {k: f[k] for k in f.files}
+DESCRIBED_SPEC = json.loads(str(DESCRIBED_ARRAYS["__spec__"]))
+DESCRIPTION_KEYS = ["task", "loss", "n_features", "preprocess", "classes", "feature_names", "target_names",
+                    "input_shape", "mlp_manual_version"]
+description_values = json_values | st.sampled_from(
+    ["classification", "regression", "mse", "standardize", "scale", "none", "daisy"]) | st.fixed_dictionaries(
+    {"kind": st.sampled_from(["none", "scale", "standardize", "x"])},
+    optional={"shift": json_values | st.lists(st.floats(), max_size=5), "scale": json_values | st.lists(st.floats(), max_size=5)})
+
+
+@FUZZ
+@given(st.lists(st.tuples(st.sampled_from(DESCRIPTION_KEYS), description_values | st.just("drop")), min_size=1, max_size=3))
+def test_reading_a_model_file_with_a_mutated_description_gives_a_predictor_or_our_error(changes):
+    from mlp_manual.runs.model_file import read_model
+    from mlp_manual.runs.predictor import Predictor
+
+    spec = json.loads(json.dumps(DESCRIBED_SPEC))
+    for key, value in changes:
+        if value == "drop":
+            spec.pop(key, None)
+        else:
+            spec[key] = value
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "model.npz"
+        path.write_bytes(npz_bytes(dict(DESCRIBED_ARRAYS, __spec__=np.array(json.dumps(spec)))))
+        loaded = only_our_errors(read_model, path)
+    if loaded is not None:
+        predictor = Predictor(*loaded)
+        rows = predictor.csv_rows(np.ones((3, 4)), proba=predictor.classes is not None)
+        assert len(rows) == 3 and len(rows[0]) == len(predictor.header(predictor.classes is not None))
 
 
 with np.load(FILES / "xor-checkpoint.npz") as f:

@@ -106,6 +106,19 @@ def test_predictions_are_the_argmax_or_the_sign_of_the_logit():
         MSE.predict(out)
 
 
+def test_probabilities_sum_to_one_agree_with_the_predictions_and_survive_huge_logits():
+    out = np.array([[0.1, 2.0, -1.0], [3.0, 0.0, 0.5], [1e4, -1e4, 0.0]], dtype=np.float32)
+    p = CE.probabilities(out)
+    assert p.dtype == np.float64 and np.allclose(p.sum(axis=1), 1) and p.argmax(1).tolist() == CE.predict(out).tolist()
+    assert np.allclose(p[0], np.exp(out[0]) / np.exp(out[0]).sum()) and p[2].tolist() == [1.0, 0.0, 0.0]
+    z = np.array([[-0.5], [0.0], [2.0]])
+    q = BCE.probabilities(z)
+    assert np.allclose(q[:, 1], 1 / (1 + np.exp(-z[:, 0]))) and np.allclose(q.sum(axis=1), 1)
+    assert q.argmax(1).tolist()[::2] == BCE.predict(z).tolist()[::2]  # a logit of 0 is a tie
+    with pytest.raises(ValueError, match="mse targets are real values, not classes: it gives no class probabilities"):
+        MSE.probabilities(out)
+
+
 @pytest.mark.parametrize("c", [2, 3, 10])
 def test_the_untrained_loss_of_cross_entropy_is_ln_c_the_loss_of_equal_logits(c):
     expected, formula = CE.untrained_loss(c)

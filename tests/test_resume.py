@@ -130,13 +130,17 @@ def test_resuming_a_finished_run_is_refused(tmp_path):
                                 "--set", "training.epochs=3"]).exit_code == 0
     result = runner.invoke(main, ["--resume", str(done)])
     assert result.exit_code == 1
-    assert result.output.strip() == f"Error: {done}: the run is complete (it ran all 3 epochs); nothing to resume"
+    assert result.output.strip() == (f"Error: {done}: the run is complete (it ran all 3 epochs); nothing to resume. "
+                                     "To train it longer, pass --epochs N with N > 3")
+    result = runner.invoke(main, ["--resume", str(done), "--epochs", "2"])
+    assert result.output.strip() == f"Error: {done}: the run has done 3 epochs; --epochs 2 would end it before that"
     early = tmp_path / "early"
     assert runner.invoke(main, ["--config", "configs/moons.yaml", "--out", str(early), "-q",
                                 "--set", "optimizer.lr=0.05", "--set", "schedule.name=constant",
                                 "--set", "training.early_stopping.patience=2"]).exit_code == 0
     result = runner.invoke(main, ["--resume", str(early)])
-    assert result.output.strip() == f"Error: {early}: the run is complete (it stopped early); nothing to resume"
+    assert result.output.strip() == (f"Error: {early}: the run is complete (it stopped early); nothing to resume. To "
+                                     f"train on from its weights, start a new run with --init-from {early / 'model.npz'}")
 
 
 def test_the_run_config_holds_absolute_data_paths(tmp_path, monkeypatch):

@@ -1,11 +1,13 @@
-"""mlp-eval: a saved model's loss, accuracy and per-class table on a dataset split, and its confusion matrix."""
+"""mlp-eval: a saved model's results on a dataset split: loss, accuracy, a per-class table and the
+confusion matrix for a classifier; MSE, RMSE, MAE and R² per target and predicted-against-true for
+regression."""
 
 from pathlib import Path
 
 import click
 
 from ..runs.evaluate import evaluate_saved_model
-from ..training.evaluation import class_table
+from ..training.evaluation import class_table, regression_table
 from .common import import_option, user_errors, version_option
 
 
@@ -19,12 +21,15 @@ from .common import import_option, user_errors, version_option
               help="The run's config (default: config.yaml beside the model).")
 @click.option("--data-dir", metavar="DIR", help="Folder holding downloaded datasets.")
 @click.option("--out", metavar="DIR", type=click.Path(file_okay=False),
-              help="Folder for confusion.png / confusion_<split>.png (default: the model's folder).")
+              help="Folder for confusion.png / predictions.png (<name>_<split>.png for val and train; "
+                   "default: the model's folder).")
 @user_errors
 @import_option
 def main(model_path, dataset, split, config_path, data_dir, out):
-    """Evaluate a trained model on a split of a dataset: print the loss, the accuracy and a per-class
-    table (support, precision, recall), and write confusion.png.
+    """Evaluate a trained model on a split of a dataset. A classifier: print the loss, the accuracy
+    and a per-class table (support, precision, recall), and write confusion.png. A regression
+    model: print the loss and MSE, RMSE, MAE and R² per target (and over all targets), and write
+    predictions.png (predicted against true values).
 
     The data is loaded and preprocessed exactly as in training, from the run's config and seed,
     so the split is the one the run held out.
@@ -33,18 +38,28 @@ def main(model_path, dataset, split, config_path, data_dir, out):
     Examples:
       mlp-eval --model runs/mnist/model.npz --data mnist
       mlp-eval --model runs/digits/model.npz --split val --out reports/
+      mlp-eval --model runs/sine/model.npz --split val
     """
     ev = evaluate_saved_model(model_path, split, config_path=config_path, dataset=dataset, data_dir=data_dir)
     r, n = ev.result, len(ev.result.y_true)
-    click.echo(f"{ev.dataset} {split}: {n} samples, loss {r.loss:.4f}, "
-               f"accuracy {r.accuracy:.4f} ({int(r.confusion.trace())}/{n})")
-    click.echo(class_table(r.confusion, ev.class_names))
-    from ..plots.classes import plot_confusion
-
     folder = Path(out) if out else Path(model_path).parent
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / ("confusion.png" if split == "test" else f"confusion_{split}.png")  # keep the run's test plot
-    plot_confusion(r.confusion, ev.class_names, path, f"{ev.dataset} {split}: accuracy {100 * r.accuracy:.2f}%")
+    stem = "confusion" if ev.classification else "predictions"
+    path = folder / (f"{stem}.png" if split == "test" else f"{stem}_{split}.png")  # keep the run's test plot
+    if ev.classification:
+        click.echo(f"{ev.dataset} {split}: {n} samples, loss {r.loss:.4f}, "
+                   f"accuracy {r.accuracy:.4f} ({int(r.confusion.trace())}/{n})")
+        click.echo(class_table(r.confusion, ev.class_names))
+        from ..plots.classes import plot_confusion
+
+        plot_confusion(r.confusion, ev.class_names, path, f"{ev.dataset} {split}: accuracy {100 * r.accuracy:.2f}%")
+    else:
+        click.echo(f"{ev.dataset} {split}: {n} samples, loss {r.loss:.4f}")
+        click.echo(regression_table(r, ev.target_names))
+        from ..plots.regression import plot_predictions
+
+        plot_predictions(r.y_true, r.y_pred, ev.target_names, path,
+                         f"{ev.dataset} {split}: R² {r.metrics()['r2']['all']:.4f}")
     click.echo(f"wrote {path}")
 
 

@@ -31,7 +31,13 @@ DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
 @click.option("--seed", type=int, help="Random seed (same as --set seed=N).")
 @click.option("--data-dir", metavar="DIR", help="Folder holding downloaded datasets (same as --set data.data_dir=DIR).")
 @click.option("--diagnostics", is_flag=True, help="Record gradient flow per layer (same as --set diagnostics.enabled=true).")
-@click.option("--resume", "resume_dir", metavar="RUN_DIR", help="Continue an interrupted run from its checkpoint.")
+@click.option("--resume", "resume_dir", metavar="RUN_DIR",
+              help="Continue an interrupted run from its checkpoint (or a finished one, with --epochs).")
+@click.option("--epochs", type=click.IntRange(min=1), metavar="N",
+              help="Epochs in total: with --resume, extend the run to N epochs; else the same as "
+                   "--set training.epochs=N.")
+@click.option("--init-from", metavar="MODEL", help="Start from the weights of a trained model.npz whose layers "
+                                                    "match the config's (same as --set model.init_from=MODEL).")
 @click.option("--overfit-batch", type=click.IntRange(min=1), metavar="N",
               help="Only check that the model can memorise one batch of N examples.")
 @click.option("--max-steps", type=click.IntRange(min=1), default=1000, show_default=True,
@@ -43,8 +49,8 @@ DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
 @user_errors
 @warnings_on_stderr
 @import_option
-def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, resume_dir, overfit_batch,
-         max_steps, find_lr, quiet, log_every):
+def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, resume_dir, epochs, init_from,
+         overfit_batch, max_steps, find_lr, quiet, log_every):
     """Train the model a config describes and write a run folder with metrics, plots and the model.
 
     \b
@@ -53,6 +59,8 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
       mlp-train --config configs/moons.yaml --set optimizer.lr=0.05 --out runs/moons-lr05
       mlp-train --config configs/spirals.yaml --diagnostics
       mlp-train --resume runs/spirals-20261121-170102
+      mlp-train --resume runs/spirals-20261121-170102 --epochs 400
+      mlp-train --config configs/spirals.yaml --init-from runs/spirals-20261121-170102/model.npz
       mlp-train --config configs/digits.yaml --overfit-batch 20
       mlp-train --config configs/moons.yaml --find-lr
       mlp-train scaled.yaml --import my_layers --log-every 10
@@ -60,9 +68,9 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
     Exit codes: 0 done, 1 a mistake in the input, 2 a usage error, 3 training diverged
     (non-finite loss or gradient), 130 interrupted with Ctrl-C (resume with --resume).
     """
-    if resume_dir and (config_path or overrides or seed is not None or data_dir or diagnostics):
+    if resume_dir and (config_path or overrides or seed is not None or data_dir or diagnostics or init_from):
         raise click.UsageError("--resume continues a run with its saved config; it takes no --config, --set, "
-                               "--seed, --data-dir or --diagnostics")
+                               "--seed, --data-dir, --diagnostics or --init-from (only --epochs)")
     if not resume_dir and not config_path:
         raise click.UsageError("Missing the config: give it as CONFIG or --config PATH, or continue a run with "
                                "--resume RUN_DIR.")
@@ -77,7 +85,7 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
 
     try:
         if resume_dir:
-            resume_run(resume_dir, echo, log_every, bar)
+            resume_run(resume_dir, echo, epochs=epochs, log_every=log_every, on_step=bar)
         else:
             overrides = list(overrides)
             if seed is not None:
@@ -86,6 +94,10 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
                 overrides.append(f"data.data_dir={data_dir}")
             if diagnostics:
                 overrides.append("diagnostics.enabled=true")
+            if epochs is not None:
+                overrides.append(f"training.epochs={epochs}")
+            if init_from is not None:
+                overrides.append(f"model.init_from={init_from}")
             cfg = load_config(config_path, overrides)
             if overfit_batch:
                 from ..training.sanity import overfit_batch as run_overfit

@@ -56,6 +56,7 @@ class DataConfig:
 class ModelConfig:
     layers: tuple = _opt(({"type": "linear", "units": 16}, {"type": "relu"}, {"type": "linear"}), each=check_spec)
     init: str = _opt("he_uniform", choices=tuple(init_names()))
+    init_from: str | None = None  # a trained model.npz whose weights start the run (mlp-train --init-from)
 
 
 @dataclass(frozen=True)

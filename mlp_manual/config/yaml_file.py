@@ -36,14 +36,17 @@ DATA_PATHS = ("path", "val_path", "test_path", "data_dir")  # the keys of ``data
 
 
 def _paths_from_folder(raw, folder: Path):
-    """``raw`` with every relative path among its ``data`` keys read from ``folder``, the config
-    file's; ``--set`` values, applied later, stay relative to the current folder."""
-    data = raw.get("data") if isinstance(raw, dict) else None
-    if not isinstance(data, dict):
+    """``raw`` with every relative path among its ``data`` keys and ``model.init_from`` read from
+    ``folder``, the config file's; ``--set`` values, applied later, stay relative to the current folder."""
+    if not isinstance(raw, dict):
         return raw
-    moved = {k: str(folder / v) for k in DATA_PATHS if isinstance(v := data.get(k), str) and v
-             and not Path(v).is_absolute()}
-    return {**raw, "data": {**data, **moved}}
+    for section, keys in (("data", DATA_PATHS), ("model", ("init_from",))):
+        part = raw.get(section)
+        if isinstance(part, dict):
+            moved = {k: str(folder / v) for k in keys if isinstance(v := part.get(k), str) and v
+                     and not Path(v).is_absolute()}
+            raw = {**raw, section: {**part, **moved}}
+    return raw
 
 
 def config_to_dict(cfg: Config) -> dict:
@@ -58,10 +61,12 @@ def config_to_dict(cfg: Config) -> dict:
 
 
 def with_absolute_paths(cfg: Config) -> Config:
-    """``cfg`` with its data file and folder paths made absolute against the current folder."""
-    d = cfg.data
+    """``cfg`` with its data file and folder paths and ``model.init_from`` made absolute against
+    the current folder."""
+    d, m = cfg.data, cfg.model
     fixed = {k: str(Path(v).resolve()) for k in DATA_PATHS if (v := getattr(d, k))}
-    return dataclasses.replace(cfg, data=dataclasses.replace(d, **fixed))
+    model = dataclasses.replace(m, init_from=str(Path(m.init_from).resolve())) if m.init_from else m
+    return dataclasses.replace(cfg, data=dataclasses.replace(d, **fixed), model=model)
 
 
 def dump_config(cfg: Config) -> str:

@@ -2,10 +2,19 @@
 
 import csv
 import os
+from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import DataError
+
+
+class CsvData(NamedTuple):
+    X: np.ndarray  # (N, D) float64
+    y: np.ndarray  # (N,) int64 class indices, or (N, 1) float64 regression targets
+    class_names: list[str] | None  # text labels in sorted order (class index = position)
+    feature_names: tuple[str, ...] | None  # (D,) the header without the target; None without one
+    target_name: str | None  # the target column's header cell
 
 
 def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = True, delimiter: str = ",",
@@ -17,7 +26,7 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
     order) or "regression" (numbers); every_class, integer labels must cover 0..max with no gap
     (false for a validation or test file, which may lack a class); key, the config key the path
     came from, named in every error beside the path.
-    Returns: X (N, D) float64, y ((N,) int64 or (N, 1) float64), class names or None.
+    Returns: CsvData (X, y, class_names, feature_names, target_name).
     """
     name = f"{path} ({key})" if key else path
     if not isinstance(delimiter, str) or len(delimiter) != 1:
@@ -58,17 +67,10 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         if not -width <= target < width:
             raise DataError(f"{name}: target column {target} is out of range for {width} columns")
         t = target % width
-    X = np.empty((len(rows), width - 1))
-    for i, (line, r) in enumerate(rows):
-        for j, cell in enumerate(c for k, c in enumerate(r) if k != t):
-            try:
-                X[i, j] = float(cell)
-            except ValueError:
-                hint = " (is the first row a header? set data.header: true)" if i == 0 and not header else ""
-                raise DataError(f"{name}: line {line}, column {j + (j >= t) + 1}: {cell.strip()!r} is not a number{hint}") from None
-            if not np.isfinite(X[i, j]):
-                raise DataError(f"{name}: line {line}, column {j + (j >= t) + 1}: {cell.strip()!r} is not a finite "
-                                "number (NaN and infinity cannot be trained on)")
+    hint = "" if header else " (is the first row a header? set data.header: true)"
+    X = parse_numbers(rows, [k for k in range(width) if k != t], name, "trained on", first_row_hint=hint)
+    feature_names = tuple(n for k, n in enumerate(names) if k != t) if names else None
+    target_name = names[t] if names else None
     labels = [r[t].strip() for _, r in rows]
     if task == "regression":
         y = np.empty((len(rows), 1))
@@ -80,7 +82,7 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
                                 "regression") from None
             if not np.isfinite(y[i, 0]):
                 raise DataError(f"{name}: line {line}: target {v!r} is not a finite number")
-        return X, y, None
+        return CsvData(X, y, None, feature_names, target_name)
     single_class = DataError(f"{name}: the target column {repr(names[t]) if names else t + 1} holds a single "
                              f"class ({labels[0]!r}); classification needs at least 2 classes")
     try:
@@ -89,7 +91,8 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         classes = sorted(set(labels))
         if every_class and len(classes) < 2:
             raise single_class from None
-        return X, np.array([classes.index(v) for v in labels], dtype=np.int64), classes
+        y = np.array([classes.index(v) for v in labels], dtype=np.int64)
+        return CsvData(X, y, classes, feature_names, target_name)
     bad = np.flatnonzero((numeric != np.round(numeric)) | (numeric < 0) | ~np.isfinite(numeric))
     if bad.size:
         line = rows[bad[0]][0]
@@ -105,7 +108,34 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         raise DataError(f"{name}: integer class labels must run 0..C-1 with no gaps, but no row has label "
                         f"{missing} (labels found: {_label_list(present)}; the largest, {labels[top]!r}, is on "
                         f"line {rows[top][0]})")
-    return X, numeric.astype(np.int64), None
+    return CsvData(X, numeric.astype(np.int64), None, feature_names, target_name)
+
+
+def parse_numbers(rows: list, columns: list[int], name, purpose: str, first_row_hint: str = "",
+                  column_names: list[str] | None = None) -> np.ndarray:
+    """The cells ``columns`` (indices into each row) of ``rows`` [(line, cells), ...] as numbers.
+
+    Every cell must be a finite number; the error names the line and the column (1-based, and
+    its name when ``column_names`` is given) and says what NaN cannot be: ``purpose``.
+    Returns: X (N, len(columns)) float64.
+    """
+    X = np.empty((len(rows), len(columns)))
+    for i, (line, r) in enumerate(rows):
+        for j, k in enumerate(columns):
+            cell = r[k]
+            try:
+                X[i, j] = float(cell)
+            except ValueError:
+                where = _where(name, line, k, column_names)
+                raise DataError(f"{where}: {cell.strip()!r} is not a number{first_row_hint if i == 0 else ''}") from None
+            if not np.isfinite(X[i, j]):
+                raise DataError(f"{_where(name, line, k, column_names)}: {cell.strip()!r} is not a finite number "
+                                f"(NaN and infinity cannot be {purpose})")
+    return X
+
+
+def _where(name, line: int, column: int, column_names) -> str:
+    return f"{name}: line {line}, column {column + 1}" + (f" ({column_names[column]})" if column_names else "")
 
 
 def _label_list(present: np.ndarray) -> str:

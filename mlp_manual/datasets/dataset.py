@@ -3,6 +3,7 @@
 N = samples, D = features, K = regression targets.
 """
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -27,6 +28,9 @@ class Dataset:
     image_shape: tuple[int, ...] | None = None  # e.g. (28, 28), for plots of inputs
     source: str | None = None  # the file and config key the data came from, named in errors
     task_key: str | None = None  # the config key that chose class labels or numbers (data.task of a CSV)
+    feature_names: tuple[str, ...] | None = None  # (D,), a CSV's header without the target
+    target_names: tuple[str, ...] | None = None  # (K,) for regression, (1,) for classification
+    preprocessing: "Preprocessing | None" = None  # fitted by ``preprocess``
 
     @property
     def classification(self) -> bool:
@@ -44,6 +48,13 @@ class Dataset:
     @property
     def target_width(self) -> int:
         return 1 if self.classification else self.y_train.shape[1]
+
+
+def target_labels(names: tuple[str, ...] | None, k: int) -> list[str]:
+    """What to call K regression targets: their names (a CSV's header cells), else y, or y0, y1, ..."""
+    if names:
+        return list(names)
+    return ["y"] if k == 1 else [f"y{j}" for j in range(k)]
 
 
 def split(X: np.ndarray, y: np.ndarray, fraction: float, rng: np.random.Generator, stratify: bool):
@@ -83,18 +94,82 @@ def check_arrays(name: str, X: np.ndarray, y: np.ndarray, n_classes: int | None,
         raise DataError(f"{name}: {part} labels must lie in 0..{n_classes - 1}, found {int(y.min())}..{int(y.max())}")
 
 
+PREPROCESS_KINDS = ("none", "scale", "standardize")
+
+
+@dataclass(frozen=True)
+class Preprocessing:
+    """A fitted preprocessing ``x -> (x - shift) / scale``, the same in training and prediction.
+
+    kind "none": the inputs are used as they are. "scale": shift and scale are numbers, the
+    training minimum and (max - min) over all values, so images keep their relative intensities.
+    "standardize": shift and scale are (D,) arrays, each feature's training mean and standard
+    deviation; a constant feature gets scale 1, so it is centred and left unscaled.
+    """
+
+    kind: str = "none"
+    shift: float | np.ndarray = 0.0
+    scale: float | np.ndarray = 1.0
+
+    @classmethod
+    def fit(cls, kind: str, X: np.ndarray) -> "Preprocessing":
+        """Fit ``kind`` on the training inputs X (N, D)."""
+        if kind == "none":
+            return cls()
+        if kind == "scale":
+            lo, hi = X.min(), X.max()
+            return cls(kind, float(lo), float(hi - lo) if hi > lo else 1.0)  # the difference in X's dtype
+        std = X.std(axis=0)  # (D,)
+        return cls(kind, X.mean(axis=0), np.where(std > 0, std, 1.0))
+
+    def apply(self, X: np.ndarray | None) -> np.ndarray | None:
+        """(N, D) raw inputs -> (N, D) model inputs (float64 unless the kind is "none")."""
+        if X is None or self.kind == "none":
+            return X
+        return (X - self.shift) / self.scale
+
+    def to_json(self) -> dict:
+        """``{"kind": "none"}``, ``{"kind": "scale", "shift": x, "scale": y}`` or
+        ``{"kind": "standardize", "shift": [...], "scale": [...]}`` (one number per feature)."""
+        if self.kind == "none":
+            return {"kind": "none"}
+        as_json = (lambda v: float(v) if np.ndim(v) == 0 else [float(x) for x in v])
+        return {"kind": self.kind, "shift": as_json(self.shift), "scale": as_json(self.scale)}
+
+    @classmethod
+    def from_json(cls, spec, n_features: int | None) -> "Preprocessing":
+        """The inverse of ``to_json``; raises ValueError saying what is wrong. ``n_features``
+        (when known) is the length the per-feature lists of "standardize" must have."""
+        if not isinstance(spec, dict) or spec.get("kind") not in PREPROCESS_KINDS:
+            raise ValueError(f"kind must be one of {', '.join(PREPROCESS_KINDS)}")
+        kind = spec["kind"]
+        if set(spec) != ({"kind"} if kind == "none" else {"kind", "shift", "scale"}):
+            raise ValueError(f"{kind} has keys {sorted(spec)}")
+        if kind == "none":
+            return cls()
+        values = {}
+        for key in ("shift", "scale"):
+            v = spec[key]
+            items = v if kind == "standardize" and isinstance(v, list) else [v]
+            if kind == "standardize" and (not isinstance(v, list) or (n_features is not None and len(v) != n_features)):
+                raise ValueError(f"{key} must be a list of {n_features} numbers, one per feature")
+            if not all(_finite_number(x) for x in items) or (key == "scale" and min(items) <= 0):
+                raise ValueError(f"{key} must hold finite numbers" + (" > 0" if key == "scale" else ""))
+            values[key] = np.array(v, dtype=np.float64) if kind == "standardize" else float(v)
+        return cls(kind, values["shift"], values["scale"])
+
+    def invert(self, X: np.ndarray) -> np.ndarray:
+        """Model inputs (N, D) back to raw units (for plots)."""
+        return X if self.kind == "none" else X * self.scale + self.shift
+
+
+def _finite_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
 def preprocess(ds: Dataset, how: str) -> Dataset:
-    """Scale to [0, 1] (one min and max over all training values, so images keep their relative
-    intensities) or standardise per feature; statistics come from the training split only.
-    A constant feature is centred and left unscaled."""
-    if how == "none":
-        return ds
-    X = ds.X_train
-    if how == "scale":
-        lo, hi = X.min(), X.max()
-        shift, scale = lo, (hi - lo) if hi > lo else 1.0
-    else:
-        shift, scale = X.mean(axis=0), X.std(axis=0)
-        scale = np.where(scale > 0, scale, 1.0)
-    f = (lambda A: None if A is None else (A - shift) / scale)
-    return replace(ds, X_train=f(ds.X_train), X_val=f(ds.X_val), X_test=f(ds.X_test))
+    """Fit ``how`` (a ``PREPROCESS_KINDS`` name) on the training split only, apply it to every
+    split, and record the fitted statistics in ``ds.preprocessing``."""
+    p = Preprocessing.fit(how, ds.X_train)
+    return replace(ds, X_train=p.apply(ds.X_train), X_val=p.apply(ds.X_val), X_test=p.apply(ds.X_test),
+                   preprocessing=p)

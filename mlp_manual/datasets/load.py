@@ -31,13 +31,14 @@ def _generated(fn, **keys) -> Callable[[DataConfig, np.random.Generator], Datase
 def _csv(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
     if not cfg.path:
         raise DataError("data.path is required for the csv dataset")
-    X, y, names = read_csv(cfg.path, cfg.target, cfg.header, cfg.delimiter, cfg.task, key="data.path")
+    table = read_csv(cfg.path, cfg.target, cfg.header, cfg.delimiter, cfg.task, key="data.path")
+    X, y, names = table.X, table.y, table.class_names
     parts = {}
     for part in ("val", "test"):
         path = getattr(cfg, f"{part}_path")
         if path:
-            Xp, yp, part_names = read_csv(path, cfg.target, cfg.header, cfg.delimiter, cfg.task, every_class=False,
-                                          key=f"data.{part}_path")
+            Xp, yp, part_names, _, _ = read_csv(path, cfg.target, cfg.header, cfg.delimiter, cfg.task,
+                                                every_class=False, key=f"data.{part}_path")
             if Xp.shape[1] != X.shape[1]:
                 raise DataError(f"{path}: has {Xp.shape[1]} feature columns, {cfg.path} has {X.shape[1]}")
             if names is not None:  # text labels: map by the training file's classes
@@ -51,11 +52,13 @@ def _csv(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
                 raise DataError(f"{path}: class label {int(yp.max())} does not occur in {cfg.path} "
                                 f"(labels 0..{int(y.max())})")
             parts.update({f"X_{part}": Xp, f"y_{part}": yp})
+    columns = {"feature_names": table.feature_names,
+               "target_names": None if table.target_name is None else (table.target_name,)}
     if cfg.task == "regression":
-        return Dataset(cfg.name, X, y, source=f"{cfg.path} (data.path)", task_key="data.task", **parts)
+        return Dataset(cfg.name, X, y, source=f"{cfg.path} (data.path)", task_key="data.task", **columns, **parts)
     n_classes = len(names) if names else int(max([y.max(), *(parts[k].max() for k in parts if k[0] == "y")])) + 1
     return Dataset(cfg.name, X, y, n_classes=n_classes, class_names=tuple(names) if names else None,
-                   source=f"{cfg.path} (data.path)", task_key="data.task", **parts)
+                   source=f"{cfg.path} (data.path)", task_key="data.task", **columns, **parts)
 
 
 LOADERS: dict[str, Callable[[DataConfig, np.random.Generator], Dataset]] = {

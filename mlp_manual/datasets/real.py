@@ -31,7 +31,7 @@ DIGITS_FILE = SHIPPED_DIR / "digits.csv.gz"
 MNIST1D_FILE = SHIPPED_DIR / "mnist1d.npz"
 DIGITS_TEST_FRACTION = 0.2  # used when data.test_fraction is 0: digits has no official test split
 
-DIGIT_NAMES = tuple(str(d) for d in range(10))
+# class names where the labels (0..9) stand for something else; the digits' labels are themselves
 FASHION_NAMES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
                  "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot")
 
@@ -55,8 +55,7 @@ def digits(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
     (DIGITS_TEST_FRACTION when it is 0)."""
     X, y = read_digits()
     X_train, y_train, X_test, y_test = split(X, y, cfg.test_fraction or DIGITS_TEST_FRACTION, rng, stratify=True)
-    return Dataset(cfg.name, X_train, y_train, X_test=X_test, y_test=y_test, n_classes=10,
-                   class_names=DIGIT_NAMES, image_shape=(8, 8))
+    return Dataset(cfg.name, X_train, y_train, X_test=X_test, y_test=y_test, n_classes=10, image_shape=(8, 8))
 
 
 def mnist1d(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
@@ -70,7 +69,7 @@ def mnist1d(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
         raise DataError(f"{MNIST1D_FILE}: cannot read MNIST-1D ({e})") from None
     return Dataset(cfg.name, arrays["x"], arrays["y"].astype(np.int64),
                    X_test=arrays["x_test"], y_test=arrays["y_test"].astype(np.int64),
-                   n_classes=10, class_names=DIGIT_NAMES)
+                   n_classes=10)
 
 
 def read_idx_dataset(name: str, data_dir=None) -> dict[str, np.ndarray]:
@@ -103,5 +102,5 @@ def _idx_loader(class_names):
     return load
 
 
-mnist = _idx_loader(DIGIT_NAMES)
+mnist = _idx_loader(None)
 fashion_mnist = _idx_loader(FASHION_NAMES)

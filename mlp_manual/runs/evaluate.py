@@ -1,18 +1,24 @@
 """A saved model evaluated on a split of its run's data. The data is loaded and preprocessed from
 the run's config exactly as in training (same seed, so the held-out split is the same), the
-model is checked against the data and the loss, then its loss, predictions and confusion matrix
-are computed.
+model is checked against the data and the loss, then its loss and predictions are computed:
+with the confusion matrix for a classifier, with MSE, RMSE, MAE and R² per target for regression.
 
-D = features, C = classes.
+D = features, C = classes, K = regression targets.
 """
 
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import load_config
+from ..datasets.dataset import target_labels
 from ..errors import ConfigError, DataError
 from ..model import Model
-from ..training.evaluation import Evaluation, evaluate_classes
+from ..training.evaluation import (
+    Evaluation,
+    RegressionEvaluation,
+    evaluate_classes,
+    evaluate_regression,
+)
 from ..training.experiment import Experiment, prepare
 from .model_file import load_model
 
@@ -21,8 +27,13 @@ from .model_file import load_model
 class SplitEvaluation:
     dataset: str  # the config's data.name
     split: str  # "train", "val" or "test"
-    class_names: list[str]  # (C,)
-    result: Evaluation
+    class_names: list[str] | None  # (C,); None for regression
+    result: Evaluation | RegressionEvaluation
+    target_names: list[str] | None = None  # (K,) for regression
+
+    @property
+    def classification(self) -> bool:
+        return isinstance(self.result, Evaluation)
 
 
 def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, dataset: str | None = None,
@@ -39,15 +50,17 @@ def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, d
         overrides.append(f"data.data_dir={data_dir}")
     cfg = load_config(config_path, overrides)
     exp = prepare(cfg)
-    if not exp.loss.classification:
-        raise DataError(f"mlp-eval reports classification results; {config_path} trains with {cfg.loss}")
     model = load_model(model_path)
     d = exp.data
     X, y = getattr(d, f"X_{split}"), getattr(d, f"y_{split}")  # (N, D), targets as the loss wants them
     if X is None:
         raise DataError(f"{cfg.data.name} has no {split} split with this config")
     check_saved_model(model, str(model_path), exp)
-    result = evaluate_classes(model.astype(X.dtype), exp.loss, X, y, d.n_classes)
+    model = model.astype(X.dtype)
+    if not exp.loss.classification:
+        return SplitEvaluation(cfg.data.name, split, None, evaluate_regression(model, exp.loss, X, y),
+                               target_labels(d.target_names, d.target_width))
+    result = evaluate_classes(model, exp.loss, X, y, d.n_classes)
     names = list(d.class_names_or_numbers)
     return SplitEvaluation(cfg.data.name, split, names, result)
 

@@ -1,7 +1,9 @@
 """Saving and loading models as ``.npz`` without pickle.
 
 The archive holds one array per parameter and buffer (``layers.<i>.<key>``) and a JSON
-string ``__spec__`` describing the layers, read back with ``allow_pickle=False``.
+string ``__spec__`` describing the layers, the dtype and, for a trained model, the data it
+takes (``model_info.ModelInfo``: task, loss, preprocessing, classes, names, input shape,
+version), read back with ``allow_pickle=False``.
 """
 
 import json
@@ -17,19 +19,23 @@ from ..errors import ModelFileError
 from ..files import write_npz
 from ..layers.registry import LAYERS, LayerType, missing_module
 from ..model import Model
+from .model_info import ModelInfo, info_from_spec
 
 FORMAT = "mlp-manual-model/1"
 
 
-def model_arrays(model: Model, extra: dict | None = None) -> dict[str, np.ndarray]:
+def model_arrays(model: Model, extra: dict | None = None, info: ModelInfo | None = None) -> dict[str, np.ndarray]:
     """The arrays that ``save_model`` writes: weights, buffers, and the JSON spec."""
-    spec = {"format": FORMAT, "layers": model.spec(), "dtype": str(model.dtype), **(extra or {})}
+    spec = {"format": FORMAT, "layers": model.spec(), "dtype": str(model.dtype),
+            **(info.to_json() if info else {}), **(extra or {})}
     return {"__spec__": np.array(json.dumps(spec)), **model.state()}
 
 
-def save_model(model: Model, path: str | os.PathLike, extra: dict | None = None) -> None:
-    """Write ``model`` to ``path`` atomically. ``extra`` (JSON types) is stored in the spec."""
-    write_npz(path, model_arrays(model, extra))
+def save_model(model: Model, path: str | os.PathLike, extra: dict | None = None,
+               info: ModelInfo | None = None) -> None:
+    """Write ``model`` to ``path`` atomically. ``info`` describes the data it was trained on
+    (what prediction needs); ``extra`` (JSON types) is stored in the spec as well."""
+    write_npz(path, model_arrays(model, extra, info))
 
 
 MAX_DEFLATE_RATIO = 1100  # zlib cannot expand data by more than about 1032 times
@@ -188,6 +194,15 @@ def model_from_arrays(arrays: dict[str, np.ndarray], path) -> Model:
     return model
 
 
+def read_model(path: str | os.PathLike) -> tuple[Model, ModelInfo]:
+    """Load a model file and the description of its data, both checked; the model is in
+    evaluation mode. Raises ModelFileError for anything but a file ``save_model`` wrote."""
+    arrays = read_npz(path)
+    model = model_from_arrays(arrays, path)
+    return model.eval(), info_from_spec(spec_of(arrays, path), model, path)
+
+
 def load_model(path: str | os.PathLike) -> Model:
-    """Load a model written by ``save_model``; raises ModelFileError for anything else."""
-    return model_from_arrays(read_npz(path), path)
+    """Load a model written by ``save_model``, in evaluation mode (dropout off, batch norm on its
+    running statistics); raises ModelFileError for anything else."""
+    return read_model(path)[0]

@@ -2,8 +2,9 @@
 
 config.yaml, metrics.csv, summary.json, model.npz, checkpoint.npz, loss.png, accuracy.png
 (classification), decision_boundary.png (two input features), confusion.png (classification
-with a test split), mistakes.png (image datasets), and with diagnostics
-diagnostics.csv, grad_norms.png, update_ratio.png, activations.png.
+with a test split), mistakes.png (image datasets), predictions.png and fit.png (regression; fit
+with one input feature), and with diagnostics diagnostics.csv, grad_norms.png, update_ratio.png,
+activations.png.
 """
 
 import signal
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from .. import files
 from ..config import Config, dump_config, load_config, with_absolute_paths
-from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted, TrainingWarning
+from ..errors import ConfigError, ModelFileError, TrainingDiverged, TrainingInterrupted, TrainingWarning
 from ..training.diagnostics import Recorder
 from ..training.evaluation import class_labels, model_outputs
 from ..training.experiment import Experiment, prepare
@@ -25,11 +26,14 @@ from .checkpoint import load_checkpoint, restore, save_checkpoint
 from .epoch_log import EpochLog
 from .metrics import write_metrics
 from .model_file import save_model
+from .model_info import ModelInfo
+from .regression_plots import write_regression_plots
 from .run_warnings import collect_warnings
+from .warm_start import warm_start
 
 RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "checkpoint.npz", "loss.png",
              "accuracy.png", "decision_boundary.png", "diagnostics.csv", "grad_norms.png", "update_ratio.png",
-             "activations.png", "lr_find.png", "confusion.png", "mistakes.png")
+             "activations.png", "lr_find.png", "confusion.png", "mistakes.png", "predictions.png", "fit.png")
 
 
 def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Path:
@@ -73,6 +77,8 @@ def write_plots(exp: Experiment, history: dict, run_dir: Path) -> None:
                                      f"{exp.cfg.name}: decision boundary (training points)")
     if exp.loss.classification and exp.data.X_test is not None:
         write_class_plots(exp, run_dir)
+    if not exp.loss.classification:
+        write_regression_plots(exp, run_dir)  # predictions.png, fit.png
 
 
 def write_class_plots(exp: Experiment, run_dir: Path) -> None:
@@ -121,8 +127,11 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
               echo: Callable[[str], None] = print, resume: bool = False, log_every: int = 1,
               on_step: StepCallback | None = None) -> dict:
     """Prepare, train, and write the run folder; with ``resume``, continue the run in folder
-    ``out`` from its checkpoint. Returns the summary (also in summary.json). ``echo`` prints
-    every ``log_every``-th epoch line (and the first and last); ``on_step`` is the trainer's.
+    ``out`` from its checkpoint up to ``cfg.training.epochs`` (which may be more than the run
+    had: its config.yaml is rewritten with the new total). Without ``resume``,
+    ``cfg.model.init_from`` names a model file whose weights start the run. Returns the summary
+    (also in summary.json). ``echo`` prints every ``log_every``-th epoch line (and the first and
+    last); ``on_step`` is the trainer's.
 
     Raises TrainingDiverged (after saving the last finite weights) and TrainingInterrupted
     (after writing the checkpoint) for the caller to report. Emits a TrainingWarning when the
@@ -131,6 +140,8 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
     started = time.perf_counter()
     echo = EpochLog(echo, log_every, cfg.training.epochs)
     exp = prepare(cfg)
+    warm = not resume and cfg.model.init_from
+    init_warnings = warm_start(exp.model, exp.data, cfg.model.init_from) if warm else []
     run_dir = Path(out) if resume else make_run_dir(out, cfg.name, overwrite)
     ckpt = load_checkpoint(run_dir / "checkpoint.npz") if resume else None
     if not resume:  # with absolute data paths, so that resume, mlp-eval and reruns work from anywhere
@@ -148,23 +159,26 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
 
     if resume:
         restore(trainer, ckpt, run_dir / "checkpoint.npz", len(d.X_train))
-        stopped = trainer.early_stopping.stopped
-        if stopped or (trainer.epoch >= cfg.training.epochs and trainer.position is None):
-            why = "it stopped early" if stopped else f"it ran all {cfg.training.epochs} epochs"
-            raise ConfigError(f"{run_dir}: the run is complete ({why}); nothing to resume")
+        check_resumable(trainer, cfg.training.epochs, run_dir)
+        files.write_text(run_dir / "config.yaml", dump_config(cfg))  # the total may have changed
     echo(f"{cfg.name}: {len(d.X_train)} train / {0 if d.X_val is None else len(d.X_val)} val / "
          f"{0 if d.X_test is None else len(d.X_test)} test samples, {d.n_features} features, "
          f"{exp.model.n_params:,} parameters, {cfg.dtype}")
     if resume:
         if recorder and (run_dir / "diagnostics.csv").exists():
             recorder.load_csv((run_dir / "diagnostics.csv").read_text(), before_step=trainer.step_count)
-        echo(f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}")
+        echo(f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}, "
+             f"to epoch {cfg.training.epochs}")
     else:
         echo(exp.model.summary(d.n_features))
+        for line in init_warnings:
+            echo(line)
+        if warm:
+            echo(f"starting from the weights of {cfg.model.init_from}")
     status = "completed"
     with collect_warnings() as warned:
         try:
-            if not resume:
+            if not resume and not warm:  # the check is for fresh weights
                 check_initial_loss(exp)
             with stop_on_sigint(trainer):
                 trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
@@ -181,14 +195,32 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
     return finish(exp, trainer, run_dir, status, started, echo, warned)
 
 
+def epochs_done(epoch: int, epoch_state) -> int:
+    """Epochs a resumed run has behind it: an interrupted epoch is finished first."""
+    return epoch + (1 if epoch_state else 0)
+
+
+def check_resumable(trainer: Trainer, epochs: int, run_dir: Path) -> None:
+    """Raise ConfigError unless the restored run has epochs left to reach ``epochs`` in total."""
+    if trainer.early_stopping.stopped:
+        raise ConfigError(f"{run_dir}: the run is complete (it stopped early); nothing to resume. To train on from "
+                          f"its weights, start a new run with --init-from {run_dir / 'model.npz'}")
+    if epochs < epochs_done(trainer.epoch, trainer.position):
+        raise ModelFileError(f"{run_dir / 'checkpoint.npz'}: the checkpoint is at epoch {trainer.epoch}, beyond the "
+                             f"{epochs} epochs of {run_dir / 'config.yaml'}")
+    if trainer.epoch >= epochs and trainer.position is None:
+        raise ConfigError(f"{run_dir}: the run is complete (it ran all {epochs} epochs); nothing to resume. "
+                          f"To train it longer, pass --epochs N with N > {epochs}")
+
+
 def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, started: float, echo,
            warned: list[TrainingWarning], reason: str | None = None) -> dict:
     """Write model.npz, metrics.csv, plots and summary.json for a run in any final state;
     ``warned`` holds the TrainingWarnings the run raised."""
     cfg, d = exp.cfg, exp.data
     history = trainer.history.columns
-    save_model(exp.model, run_dir / "model.npz", extra={"config_name": cfg.name, "n_classes": d.n_classes,
-                                                        "loss": cfg.loss})
+    save_model(exp.model, run_dir / "model.npz", extra={"config_name": cfg.name},
+               info=ModelInfo.from_dataset(d, cfg.loss))
     write_metrics(run_dir, history)
     stopping = trainer.early_stopping
     summary = {
@@ -233,14 +265,21 @@ def final_line(summary: dict, run_dir: Path, monitor: str) -> str:
     return f"{line}; run folder: {run_dir}"
 
 
-def resume_run(run_dir: str, echo: Callable[[str], None] = print, log_every: int = 1,
-               on_step: StepCallback | None = None) -> dict:
-    """Continue the run in ``run_dir`` with its saved config from its checkpoint (``echo``,
-    ``log_every`` and ``on_step`` as for ``train_run``)."""
+def resume_run(run_dir: str, echo: Callable[[str], None] = print, epochs: int | None = None,
+               log_every: int = 1, on_step: StepCallback | None = None) -> dict:
+    """Continue the run in ``run_dir`` with its saved config from its checkpoint; ``epochs``
+    extends it to that many epochs in total (``echo``, ``log_every`` and ``on_step`` as for
+    ``train_run``)."""
     path = Path(run_dir)
     if not (path / "config.yaml").is_file():
         raise ConfigError(f"{path}: not a run folder (no config.yaml)")
     if not (path / "checkpoint.npz").is_file():
         raise ConfigError(f"{path}: has no checkpoint.npz to resume from (was training.checkpoint_every 0?)")
-    return train_run(load_config(path / "config.yaml"), str(path), echo=echo, resume=True, log_every=log_every,
-                     on_step=on_step)
+    if epochs is not None:
+        meta = load_checkpoint(path / "checkpoint.npz")["meta"]
+        if epochs < epochs_done(meta["epoch"], meta["epoch_state"]):
+            part = " and part of the next" if meta["epoch_state"] else ""
+            raise ConfigError(f"{path}: the run has done {meta['epoch']} epochs{part}; --epochs {epochs} would end it "
+                              "before that")
+    cfg = load_config(path / "config.yaml", [f"training.epochs={epochs}"] if epochs else [])
+    return train_run(cfg, str(path), echo=echo, resume=True, log_every=log_every, on_step=on_step)

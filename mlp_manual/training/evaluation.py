@@ -1,6 +1,7 @@
-"""Per-class evaluation of a classifier: predictions, confusion matrix, and a per-class table.
+"""Evaluation of a trained model on a split: per class for a classifier (predictions, confusion
+matrix, a per-class table), per target for regression (MSE, RMSE, MAE, R²).
 
-N = samples, D = features, K = output units, C = classes.
+N = samples, D = features, K = output units (regression: targets), C = classes.
 """
 
 from dataclasses import dataclass
@@ -72,4 +73,45 @@ def class_table(confusion: np.ndarray, class_names) -> str:
         recall = f"{h / n:.4f}" if n else "-"
         lines.append(f"{name:<{width}}  {n:>7}  {precision:>9}  {recall:>6}")
     lines.append(f"{'all':<{width}}  {support.sum():>7}  {'':>9}  {hits.sum() / max(support.sum(), 1):.4f}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class RegressionEvaluation:
+    loss: float
+    y_true: np.ndarray  # (N, K)
+    y_pred: np.ndarray  # (N, K)
+
+    def metrics(self) -> dict[str, dict[str, float]]:
+        """{"mse", "rmse", "mae", "r2"} -> per-target values (K,) and "all": mean squared and
+        absolute error over every value, RMSE of that MSE, and the mean of the targets' R².
+        R² = 1 - SSE / SST is NaN for a target that is constant on the split."""
+        err = self.y_pred.astype(np.float64) - self.y_true  # (N, K)
+        mse, mae = (err ** 2).mean(axis=0), np.abs(err).mean(axis=0)  # (K,)
+        sst = ((self.y_true - self.y_true.mean(axis=0)) ** 2).sum(axis=0)  # (K,)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r2 = np.where(sst > 0, 1 - (err ** 2).sum(axis=0) / sst, np.nan)  # (K,)
+        overall = {"mse": float(mse.mean()), "rmse": float(np.sqrt(mse.mean())), "mae": float(mae.mean()),
+                   "r2": float(np.nanmean(r2)) if np.isfinite(r2).any() else float("nan")}
+        return {key: {"targets": values, "all": overall[key]}
+                for key, values in (("mse", mse), ("rmse", np.sqrt(mse)), ("mae", mae), ("r2", r2))}
+
+
+def evaluate_regression(model: Model, loss: LossSpec, X: np.ndarray, y: np.ndarray) -> RegressionEvaluation:
+    """Loss and predictions of a regression model on (X, y). Inputs: X (N, D), y (N, K)."""
+    out = model_outputs(model, X)  # (N, K)
+    return RegressionEvaluation(float(loss.fn(out, y)[0]), y, out)
+
+
+def regression_table(result: RegressionEvaluation, target_names) -> str:
+    """MSE, RMSE, MAE and R² per target, one line each, plus the overall values."""
+    m = result.metrics()
+    names = [str(n) for n in target_names]
+    width = max(6, *(len(n) for n in names))
+    number = (lambda v: f"{v:>10.4g}" if np.isfinite(v) else f"{'-':>10}")
+    lines = [f"{'target':<{width}}  " + "  ".join(f"{h:>10}" for h in ("MSE", "RMSE", "MAE", "R2"))]
+    rows = [(n, [m[k]["targets"][j] for k in m]) for j, n in enumerate(names)]
+    if len(names) > 1:
+        rows.append(("all", [m[k]["all"] for k in m]))
+    lines += [f"{n:<{width}}  " + "  ".join(number(v) for v in values) for n, values in rows]
     return "\n".join(lines)

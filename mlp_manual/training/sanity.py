@@ -32,15 +32,18 @@ def check_initial_loss(exp: Experiment, rows: int = 1024) -> None:
 
 
 def overfit_batch(exp: Experiment, n: int, max_steps: int, echo) -> bool:
-    """Train on one fixed batch of ``n`` training examples until its loss falls below 1% of the
-    initial loss (and every example is classified right, for classification) or ``max_steps``
-    run out. Returns whether the batch was memorised."""
+    """Train on one fixed batch of ``n`` training examples until its loss falls below 1% of a
+    reference, or ``max_steps`` run out. The reference is the loss of predicting the targets'
+    mean (their variance, for mse: the fit then explains 99% of it) when the loss spec knows
+    it, else the initial loss; a classifier must also classify every example right.
+    Returns whether the batch was memorised."""
     d = exp.data
     n = min(n, len(d.X_train))
     idx = np.sort(exp.train_rng.permutation(len(d.X_train))[:n])
     X, y = d.X_train[idx], d.y_train[idx]  # (n, D), labels
     trainer = Trainer(exp.model, exp.loss, exp.cfg, exp.train_rng)
     exp.model.train()
+    reference = exp.loss.constant_loss(y) if exp.loss.constant_loss else None
     first, loss, right = None, None, 0
     for step in range(1, max_steps + 1):
         try:
@@ -50,14 +53,16 @@ def overfit_batch(exp: Experiment, n: int, max_steps: int, echo) -> bool:
             echo(f"could not memorise {n} examples: {e}. Try a lower learning rate (optimizer.lr).")
             return False
         first = loss if first is None else first
-        done = loss < 0.01 * first and (not exp.loss.classification or right == n)
+        goal = 0.01 * (reference or first)  # a batch of equal targets has variance 0: use the initial loss
+        done = loss < goal and (not exp.loss.classification or right == n)
         if done or step == max_steps or step % 100 == 0:
             acc = f", accuracy {right / n:.3f}" if exp.loss.classification else ""
             echo(f"step {step}: loss {loss:.5f}{acc}")
+        than = f"the targets' variance {reference:.5f}" if reference else f"the initial loss {first:.5f}"
         if done:
-            echo(f"memorised {n} examples in {step} steps: loss {loss:.5f} from {first:.5f}")
+            echo(f"memorised {n} examples in {step} steps: loss {loss:.5f}, below 1% of {than}")
             return True
-    echo(f"could not memorise {n} examples in {max_steps} steps: loss {loss:.5f} from {first:.5f}. "
+    echo(f"could not memorise {n} examples in {max_steps} steps: loss {loss:.5f}, not below 1% of {than}. "
          "A model that cannot fit one small batch has a bug (check the backward pass with mlp-gradcheck) "
          "or a learning rate far from right (try mlp-train --find-lr).")
     return False

@@ -1,7 +1,10 @@
 """Regenerate the binary inputs of the bad-input corpus: python tests/bad_inputs/files/make_files.py
 
 Every file is small and deterministic; the cases in ../cases.yaml copy them into a fresh
-folder before running a command.
+folder before running a command. The xor and wide models are written in the form model files
+had before they described their data (no task, preprocessing or names), so that the corpus
+keeps an old file; flowers-model.npz (text labels, named columns, standardised) and
+sine-model.npz (regression) are of today's form.
 """
 
 import json
@@ -14,9 +17,14 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[2]))
+sys.path.insert(0, str(HERE.parents[1]))
+
+from datafiles import flowers_csv  # noqa: E402
 
 from mlp_manual.config import load_config  # noqa: E402
 from mlp_manual.runs.run import train_run  # noqa: E402
+
+OLD_SPEC_KEYS = ("format", "layers", "dtype", "config_name", "n_classes", "loss")
 
 
 def train(overrides: list[str], into: Path) -> Path:
@@ -29,13 +37,26 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         xor = train([], tmp / "xor")
-        shutil.copy(xor / "model.npz", HERE / "xor-model.npz")
+        write_old_model(xor / "model.npz", HERE / "xor-model.npz", n_classes=2)
         shutil.copy(xor / "checkpoint.npz", HERE / "xor-checkpoint.npz")
         data = (xor / "checkpoint.npz").read_bytes()
         (HERE / "truncated-checkpoint.npz").write_bytes(data[:len(data) // 2])
         wide = train(["model.layers.0.units=16"], tmp / "wide")
         shutil.copy(wide / "checkpoint.npz", HERE / "wide-checkpoint.npz")
-        shutil.copy(wide / "model.npz", HERE / "wide-model.npz")
+        write_old_model(wide / "model.npz", HERE / "wide-model.npz", n_classes=2)
+        flowers_csv(tmp / "flowers.csv", 60, seed=0)
+        flowers = train(["data.name=csv", f"data.path={tmp / 'flowers.csv'}", "data.target=species",
+                         "data.preprocess=standardize", "model.layers.0.units=4", "training.epochs=5",
+                         "training.batch_size=8"], tmp / "flowers")
+        shutil.copy(flowers / "model.npz", HERE / "flowers-model.npz")
+        sine = train(["data.name=sine", "data.n_samples=40", "loss=mse", "training.epochs=2"], tmp / "sine")
+        shutil.copy(sine / "model.npz", HERE / "sine-model.npz")
+    with np.load(HERE / "flowers-model.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    spec = json.loads(str(arrays["__spec__"]))
+    damaged = {"classes": ["daisy", "iris"], "preprocess": dict(spec["preprocess"], scale=[1.0, 0.0, 1.0, 1.0])}
+    for key, value in damaged.items():
+        np.savez(HERE / f"bad-{key}-model.npz", **dict(arrays, __spec__=np.array(json.dumps(dict(spec, **{key: value})))))
     np.savez(HERE / "foreign.npz", weights=np.ones((2, 3)), bias=np.zeros(3))
     np.savez(HERE / "pickled.npz", __spec__=np.array([{"format": "mlp-manual-model/1"}], dtype=object))
     with np.load(HERE / "xor-model.npz") as f:
@@ -53,6 +74,15 @@ def user_layer_model() -> None:
     spec["layers"][1]["type"] = "my_layers:Tanh"
     arrays["__spec__"] = np.array(json.dumps(spec))
     np.savez(HERE / "user-layer-model.npz", **arrays)
+
+
+def write_old_model(source: Path, target: Path, n_classes: int) -> None:
+    """``source`` rewritten with only the spec keys model files had before they described their data."""
+    with np.load(source) as f:
+        arrays = {k: f[k] for k in f.files}
+    spec = dict(json.loads(str(arrays["__spec__"])), n_classes=n_classes)
+    arrays["__spec__"] = np.array(json.dumps({k: spec[k] for k in OLD_SPEC_KEYS}))
+    np.savez(target, **arrays)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,122 @@
+"""Rows to predict, read from a file in chunks so that any number of rows takes constant memory:
+a CSV (with a header whose columns are matched to the training features by name, or without
+one) or a ``.npy`` array.
+
+N = rows of a chunk, D = features, H, W = image height and width.
+"""
+
+import csv
+import io
+import os
+from collections.abc import Iterator
+
+import numpy as np
+
+from ..errors import DataError
+from .csvfile import parse_numbers
+
+
+class RowFile:
+    """The rows of ``path`` as chunks of at most ``chunk_rows`` rows.
+
+    Inputs: n_features D and feature_names (the model's training columns, None when it has no
+    names); delimiter of a CSV. A ``.npy`` file is read by memory mapping and yields (N, D) or
+    (N, H, W) arrays as stored, for the caller to check against the model; a CSV yields (N, D)
+    float64 arrays of finite numbers, its columns in the training order.
+    Iterating yields (index of the first row, rows); ``bytes_read`` says how far it got.
+    """
+
+    def __init__(self, path: str | os.PathLike, n_features: int | None, feature_names=None, delimiter: str = ",",
+                 chunk_rows: int = 4096):
+        self.path, self.name = path, str(path)
+        self.n_features, self.feature_names = n_features, feature_names
+        self.delimiter, self.chunk_rows = delimiter, chunk_rows
+        if not os.path.isfile(path):
+            raise DataError(f"{path}: no such input file")
+        self.size = os.path.getsize(path)
+        self.bytes_read = 0
+
+    def __iter__(self) -> Iterator[tuple[int, np.ndarray]]:
+        if str(self.path).endswith(".npy"):
+            return self._npy_chunks()
+        return self._csv_chunks()
+
+    def _npy_chunks(self):
+        with open(self.path, "rb") as f:
+            magic = f.read(6)
+        if magic.startswith(b"PK"):
+            raise DataError(f"{self.name}: not a .npy array (an .npz archive?); save one array with numpy.save")
+        if magic != b"\x93NUMPY":
+            raise DataError(f"{self.name}: not a .npy array (it does not start as numpy.save writes one)")
+        try:
+            X = np.load(self.path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError, EOFError) as e:
+            raise DataError(f"{self.name}: not a readable .npy array ({e})") from None
+        if X.dtype.kind not in "biuf" or X.ndim not in (2, 3):
+            raise DataError(f"{self.name}: holds a {X.ndim}-D {X.dtype} array; expected numbers, one row per "
+                            "sample: (rows, features), or (rows, height, width) for an image model")
+        for start in range(0, max(len(X), 1), self.chunk_rows):  # an empty array still gives one chunk
+            chunk = np.array(X[start:start + self.chunk_rows])  # copied out of the memory map
+            self.bytes_read = int(self.size * min(1.0, (start + len(chunk)) / len(X)))
+            yield start, chunk
+
+    def _csv_chunks(self):
+        try:
+            with open(self.path, "rb") as raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
+                yield from self._parse(csv.reader(text, delimiter=self.delimiter), raw)
+        except (UnicodeDecodeError, csv.Error) as e:
+            raise DataError(f"{self.name}: cannot read the CSV ({e})") from None
+
+    def _parse(self, reader, raw) -> Iterator[tuple[int, np.ndarray]]:
+        records = ((reader.line_num, r) for r in reader if r and any(c.strip() for c in r))
+        first = next(records, None)
+        if first is None:
+            raise DataError(f"{self.name}: the file holds no rows")
+        names = [c.strip() for c in first[1]] if self._is_header(first[1]) else None
+        columns = self._columns(names, len(first[1]))
+        width = len(first[1])
+        chunk, start = [] if names else [first], 0
+        for record in records:
+            chunk.append(record)
+            if len(chunk) == self.chunk_rows:
+                yield start, self._numbers(chunk, columns, width, names)
+                start += len(chunk)
+                chunk = []
+                self.bytes_read = raw.tell()
+        if chunk or start == 0:
+            yield start, self._numbers(chunk, columns, width, names)
+        self.bytes_read = self.size
+
+    def _is_header(self, cells: list[str]) -> bool:
+        """A first row is a header when a cell is not a number, or when it holds every training
+        feature name (names that look like numbers)."""
+        stripped = [c.strip() for c in cells]
+        if self.feature_names and set(self.feature_names) <= set(stripped):
+            return True
+        try:
+            [float(c) for c in stripped]
+        except ValueError:
+            return True
+        return False
+
+    def _columns(self, names: list[str] | None, width: int) -> list[int]:
+        """Indices of the training features in the file's columns."""
+        if names is None or not self.feature_names:
+            if self.n_features is not None and width != self.n_features:
+                named = " (the model has no feature names to match a header against)" if names else ""
+                raise DataError(f"{self.name}: has {width} columns, the model takes {self.n_features} features{named}")
+            return list(range(width))
+        missing = [f for f in self.feature_names if f not in names]
+        if missing:
+            raise DataError(f"{self.name}: missing feature column{'s' if len(missing) > 1 else ''} "
+                            f"{', '.join(missing)} (the model takes {', '.join(self.feature_names)})")
+        twice = next((f for f in self.feature_names if names.count(f) > 1), None)
+        if twice is not None:
+            raise DataError(f"{self.name}: the header names column {twice!r} more than once")
+        return [names.index(f) for f in self.feature_names]
+
+    def _numbers(self, records: list, columns: list[int], width: int, names) -> np.ndarray:
+        for line, cells in records:
+            if len(cells) != width:
+                raise DataError(f"{self.name}: line {line} has {len(cells)} columns, expected {width}")
+        return parse_numbers(records, columns, self.name, "predicted from", column_names=names)

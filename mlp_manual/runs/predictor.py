@@ -1,0 +1,142 @@
+"""Predicting with a trained model on raw rows: the model file's stored preprocessing, the model
+in evaluation mode, batches, and answers in the data's own terms (class labels, target names).
+
+N = rows, D = features, H, W = image height and width, C = classes, K = output units.
+"""
+
+import csv
+import os
+import warnings
+from collections.abc import Callable
+from typing import TextIO
+
+import numpy as np
+
+from ..datasets.dataset import target_labels
+from ..datasets.rows import RowFile
+from ..errors import DataError
+from ..losses import LOSSES
+from ..model import Model
+from ..training.evaluation import model_outputs
+from .model_file import read_model
+from .model_info import ModelInfo
+
+DIGITS = {2: 5, 4: 9, 8: 17}  # significant digits that write a float16, float32, float64 exactly
+
+
+class Predictor:
+    """A trained model with the description of its data, predicting from raw rows.
+
+    Inputs: model, info (as ``read_model`` returns them). ``X`` below is raw rows: (N, D), or
+    (N, H, W) for a model trained on images, as in the training data, before any preprocessing.
+    """
+
+    def __init__(self, model: Model, info: ModelInfo):
+        self.model, self.info = model.eval(), info
+        self.loss = LOSSES[info.loss] if info.task == "classification" else None
+
+    @property
+    def classes(self) -> list | None:
+        """Class labels (C,) as they appeared in the training data; None for regression."""
+        return None if self.info.classes is None else list(self.info.classes)
+
+    @property
+    def feature_names(self) -> list[str] | None:
+        """The training CSV's feature columns (D,), in the order the model takes them."""
+        return None if self.info.feature_names is None else list(self.info.feature_names)
+
+    def inputs(self, X, name: str = "X", first_row: int = 0) -> np.ndarray:
+        """Raw rows -> model inputs (N, D) in the model's dtype. Raises DataError, naming ``name``
+        and the row (counted from ``first_row``), for a wrong shape or a value that is not finite."""
+        X = np.asarray(X)
+        shape, n = self.info.input_shape, self.info.n_features
+        if X.dtype.kind not in "biuf":
+            raise DataError(f"{name}: holds {X.dtype} values, not numbers")
+        if X.ndim == 3 and shape is not None and X.shape[1:] == shape:
+            X = X.reshape(len(X), -1)  # (N, H * W)
+        if X.ndim != 2 or (n is not None and X.shape[1] != n):
+            expected = f"(rows, {n})" + (f" or (rows, {', '.join(map(str, shape))})" if shape else "")
+            raise DataError(f"{name}: has shape {X.shape}, the model takes {expected}")
+        bad = ~np.isfinite(X)
+        if bad.any():
+            row, column = np.argwhere(bad)[0]
+            raise DataError(f"{name}: row {first_row + row}, column {column}: {X[row, column]} is not a finite "
+                            "number (NaN and infinity cannot be predicted from)")
+        if self.info.preprocessing:  # in float64, as in training
+            X = self.info.preprocessing.apply(X.astype(np.float64))
+        return np.ascontiguousarray(X, dtype=self.model.dtype)
+
+    def outputs(self, X, name: str = "X", first_row: int = 0) -> np.ndarray:
+        """The model's outputs (N, K) for raw rows, computed in batches."""
+        X = self.inputs(X, name, first_row)  # (N, D)
+        if len(X) == 0:
+            return np.empty((0, self.model.output_width(X.shape[1])), dtype=self.model.dtype)
+        return model_outputs(self.model, X)
+
+    def predict(self, X) -> np.ndarray:
+        """Class labels (N,) for a classifier; predicted values (N,), or (N, K) for K targets."""
+        out = self.outputs(X)
+        if self.loss is None:
+            return out[:, 0] if out.shape[1] == 1 else out
+        return np.asarray(self.info.classes)[self.loss.predict(out)]
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities (N, C) in float64, columns in the order of ``classes``; rows sum to 1."""
+        if self.loss is None:
+            raise DataError("a regression model gives no class probabilities")
+        return self.loss.probabilities(self.outputs(X))
+
+    def header(self, proba: bool = False) -> list[str]:
+        """The columns ``predict_file`` writes: ``prediction``, then ``p_<label>`` per class with
+        ``proba``; for regression ``prediction``, or ``prediction_<target>`` per target."""
+        if self.loss is not None:
+            return ["prediction"] + ([f"p_{c}" for c in self.info.classes] if proba else [])
+        width = self.model.output_width(self.info.n_features) if self.info.n_features else 1
+        if width == 1:
+            return ["prediction"]
+        return [f"prediction_{t}" for t in target_labels(self.info.target_names, width)]
+
+    def csv_rows(self, X, proba: bool = False, name: str = "X", first_row: int = 0) -> list[list[str]]:
+        """The rows of ``predict_file`` for raw rows X, numbers written with the model's precision."""
+        out = self.outputs(X, name, first_row)  # (N, K)
+        digits = DIGITS.get(self.model.dtype.itemsize, 17)
+        number = (lambda v: f"{v:.{digits}g}")
+        if self.loss is None:
+            return [[number(v) for v in row] for row in out]
+        labels = [str(self.info.classes[i]) for i in self.loss.predict(out)]
+        if not proba:
+            return [[label] for label in labels]
+        return [[label, *map(number, row)] for label, row in zip(labels, self.loss.probabilities(out))]
+
+
+def load_predictor(path: str | os.PathLike) -> Predictor:
+    """The model file at ``path`` ready to predict. A file written before model files carried their
+    preprocessing still loads, with a warning that its inputs are used as they are."""
+    model, info = read_model(path)
+    if info.preprocessing is None:
+        warnings.warn(f"{path}: {NO_PREPROCESSING}", stacklevel=2)
+    return Predictor(model, info)
+
+
+NO_PREPROCESSING = ("this model file carries no preprocessing (it was written before model files stored "
+                    "it): inputs are given to the model as they are")
+
+
+def predict_file(predictor: Predictor, path, out: TextIO, proba: bool = False, delimiter: str = ",",
+                 chunk_rows: int = 4096, on_progress: Callable[[int], None] | None = None) -> int:
+    """Predict every row of the CSV or ``.npy`` file ``path`` and write the ``header`` and one CSV
+    row per input row to ``out``, a chunk at a time. ``on_progress(bytes read)`` is called after
+    each chunk. Returns the number of rows written."""
+    info = predictor.info
+    rows = RowFile(path, info.n_features, info.feature_names, delimiter, chunk_rows)
+    writer = csv.writer(out, lineterminator="\n")
+    written = 0
+    for first_row, X in rows:  # the header is written once the first chunk is known to be good
+        lines = predictor.csv_rows(X, proba, str(path), first_row)
+        if first_row == 0:
+            writer.writerow(predictor.header(proba))
+        writer.writerows(lines)
+        written += len(X)
+        if on_progress:
+            on_progress(rows.bytes_read)
+    return written

@@ -1,0 +1,43 @@
+"""Starting a run from a trained model's weights (``model.init_from``, ``mlp-train --init-from``).
+
+The config's layers must be the trained model's layers: the same types, widths and options
+(the weight init aside, which the loaded weights replace). The optimizer starts afresh.
+"""
+
+from ..datasets import Dataset
+from ..errors import ConfigError
+from ..model import Model
+from .model_file import read_model
+
+
+def layer_description(spec: dict | None) -> str:
+    """``Linear(in_features=4, out_features=16, bias=True)`` from a layer's JSON spec."""
+    if spec is None:
+        return "nothing"
+    options = ", ".join(f"{k}={v!r}" for k, v in spec.items() if k not in ("type", "init"))
+    return f"{spec['type']}({options})"
+
+
+def warm_start(model: Model, data: Dataset, path) -> list[str]:
+    """Copy the weights of the model file at ``path`` into ``model`` (built from the config, for
+    ``data``). Raises ConfigError naming the first layer that differs. Returns warnings: a file
+    trained on other class labels or with another preprocessing."""
+    trained, info = read_model(path)
+    ours, theirs = model.spec(), trained.spec()
+    for i in range(max(len(ours), len(theirs))):
+        a = ours[i] if i < len(ours) else None
+        b = theirs[i] if i < len(theirs) else None
+        strip = (lambda s: None if s is None else {k: v for k, v in s.items() if k != "init"})
+        if strip(a) != strip(b):
+            raise ConfigError(f"--init-from {path}: layer {i} differs: the config builds {layer_description(a)}, "
+                              f"the model file has {layer_description(b)}")
+    model.load_state(trained.state())
+    warnings = []
+    classes = tuple(data.class_names) if data.class_names else (tuple(range(data.n_classes)) if data.n_classes else None)
+    if info.classes is not None and classes is not None and tuple(info.classes) != classes:
+        warnings.append(f"WARNING --init-from {path} was trained on classes {list(info.classes)[:5]}, this data has "
+                        f"{list(classes)[:5]}: its output units now stand for other classes")
+    if info.preprocessing is not None and data.preprocessing is not None and info.preprocessing.kind != data.preprocessing.kind:
+        warnings.append(f"WARNING --init-from {path} was trained on inputs preprocessed with "
+                        f"{info.preprocessing.kind}, this run uses {data.preprocessing.kind}")
+    return warnings
