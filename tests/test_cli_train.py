@@ -1,6 +1,8 @@
 """mlp-train end to end through click's CliRunner: the run folder and every user mistake."""
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -116,3 +118,17 @@ def test_out_folder_that_is_a_file(tmp_path):
 def test_missing_required_option_is_a_usage_error():
     result = run()
     assert result.exit_code == 2 and "Missing option '--config'" in result.output
+
+
+def test_a_closed_standard_output_does_not_stop_the_run(tmp_path):
+    """`mlp-train ... | head -3`: the reader goes after three lines, the run completes quietly."""
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "mlp_manual.cli.train", "--config", "configs/xor.yaml",
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for _ in range(3):
+        proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0 and err == ""
+    assert json.loads((out / "summary.json").read_text())["status"] == "completed"
+    assert {"model.npz", "metrics.csv", "loss.png", "decision_boundary.png"} <= {p.name for p in out.iterdir()}

@@ -4,11 +4,16 @@ config.yaml, metrics.csv, summary.json, model.npz, checkpoint.npz, loss.png, acc
 (classification), decision_boundary.png (two input features), confusion.png (classification
 with a test split), mistakes.png (image datasets), and with diagnostics
 diagnostics.csv, grad_norms.png, update_ratio.png, activations.png.
+
+A run holds its folder (run_lock) while it writes there. Training ends with a checkpoint that
+says so, and summary.json is the last file written: a run stopped at any moment resumes from
+its checkpoint, and one whose training is complete but whose summary.json is missing or stale
+writes only its final files again.
 """
 
-import signal
+import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -22,8 +27,10 @@ from ..training.experiment import Experiment, prepare
 from ..training.sanity import check_initial_loss
 from ..training.trainer import Trainer, evaluate
 from .checkpoint import load_checkpoint, restore, save_checkpoint
+from .interruptions import ends_named, stop_on_sigint
 from .metrics import write_metrics
 from .model_file import save_model
+from .run_lock import LOCK_NAME, claim_run_dir
 from .run_warnings import collect_warnings
 
 RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "checkpoint.npz", "loss.png",
@@ -31,9 +38,11 @@ RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "checkpo
              "activations.png", "lr_find.png", "confusion.png", "mistakes.png")
 
 
-def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Path:
-    """Create the run folder: ``out``, or ``runs/<name>-<timestamp>``. A non-empty folder is
-    refused unless ``overwrite``, in which case the files of an earlier run are removed."""
+@contextmanager
+def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Iterator[Path]:
+    """Create the run folder, ``out`` or ``runs/<name>-<timestamp>``, and hold it for the ``with``
+    block (``claim_run_dir``). A non-empty folder is refused unless ``overwrite``, in which case
+    the files of an earlier run are removed."""
     if out is None:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         path = Path("runs") / f"{name}-{stamp}"
@@ -45,16 +54,17 @@ def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Path:
         path = Path(out)
     if path.exists() and not path.is_dir():
         raise ConfigError(f"output folder {path} exists and is a file")
-    if path.is_dir() and any(path.iterdir()):
-        if not overwrite:
-            raise ConfigError(f"output folder {path} is not empty; pass --overwrite to replace the run in it")
-        for f in RUN_FILES:
-            (path / f).unlink(missing_ok=True)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ConfigError(f"cannot create output folder {path}: {e.strerror}") from None
-    return path
+    with claim_run_dir(path):
+        if any(p.name != LOCK_NAME for p in path.iterdir()):
+            if not overwrite:
+                raise ConfigError(f"output folder {path} is not empty; pass --overwrite to replace the run in it")
+            for f in RUN_FILES:
+                (path / f).unlink(missing_ok=True)
+        yield path
 
 
 def write_plots(exp: Experiment, history: dict, run_dir: Path) -> None:
@@ -89,25 +99,6 @@ def write_class_plots(exp: Experiment, run_dir: Path) -> None:
                                     run_dir / "mistakes.png", f"{exp.cfg.name}: misclassified test images")
 
 
-@contextmanager
-def stop_on_sigint(trainer: Trainer):
-    """While training, Ctrl-C asks the trainer to stop after its current step (a second Ctrl-C
-    stops at once)."""
-    def handler(signum, frame):
-        if trainer.stop_requested:
-            raise KeyboardInterrupt
-        trainer.stop_requested = True
-    try:
-        previous = signal.signal(signal.SIGINT, handler)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def epoch_line(cfg: Config, row: dict) -> str:
     parts = [f"epoch {row['epoch']:>{len(str(cfg.training.epochs))}}/{cfg.training.epochs}",
              f"train_loss {row['train_loss']:.4f}"]
@@ -117,63 +108,109 @@ def epoch_line(cfg: Config, row: dict) -> str:
 
 
 def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
-              echo: Callable[[str], None] = print, resume: bool = False) -> dict:
-    """Prepare, train, and write the run folder; with ``resume``, continue the run in folder
-    ``out`` from its checkpoint. Returns the summary (also in summary.json).
+              echo: Callable[[str], None] = print) -> dict:
+    """Prepare, train, and write a new run folder (``out``, by default under runs/). Returns the
+    summary (also in summary.json).
 
     Raises TrainingDiverged (after saving the last finite weights) and TrainingInterrupted
-    (after writing the checkpoint) for the caller to report. Emits a TrainingWarning when the
-    initial loss or (with diagnostics) a gradient or a layer looks wrong.
+    (Ctrl-C: after writing the checkpoint when training was under way), each with the
+    ``run_dir`` for the caller to report; RunInUse when another process holds the folder.
+    Emits a TrainingWarning when the initial loss or (with diagnostics) a gradient or a layer
+    looks wrong.
     """
     started = time.perf_counter()
     exp = prepare(cfg)
-    run_dir = Path(out) if resume else make_run_dir(out, cfg.name, overwrite)
-    ckpt = load_checkpoint(run_dir / "checkpoint.npz") if resume else None
-    if not resume:  # with absolute data paths, so that resume, mlp-eval and reruns work from anywhere
+    with make_run_dir(out, cfg.name, overwrite) as run_dir, ends_named(run_dir):
+        # with absolute data paths, so that resume, mlp-eval and reruns work from anywhere
         files.write_text(run_dir / "config.yaml", dump_config(with_absolute_paths(cfg)))
-    d = exp.data
+        return run_in(exp, run_dir, started, echo)
+
+
+def resume_run(run_dir: str, echo: Callable[[str], None] = print) -> dict:
+    """Continue the run in ``run_dir`` with its saved config, like ``train_run``: from its
+    checkpoint, from the first epoch when it was stopped before its first checkpoint, or, when
+    its training is complete but summary.json (written last) is missing or stale, only the
+    final files. A complete run is refused with ConfigError."""
+    started = time.perf_counter()
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise ConfigError(f"{path}: not a run folder (no config.yaml)")
+    with ends_named(path), claim_run_dir(path):
+        if not (path / "config.yaml").is_file():
+            raise ConfigError(f"{path}: not a run folder (no config.yaml)")
+        exp = prepare(load_config(path / "config.yaml"))
+        saved = path / "checkpoint.npz"
+        return run_in(exp, path, started, echo, resume=True, ckpt=load_checkpoint(saved) if saved.is_file() else None)
+
+
+def run_in(exp: Experiment, run_dir: Path, started: float, echo: Callable[[str], None],
+           resume: bool = False, ckpt: dict | None = None) -> dict:
+    """Train in the claimed ``run_dir``, from the state of ``ckpt`` when given, and write the
+    final files (``finish``)."""
+    cfg, d = exp.cfg, exp.data
     recorder = Recorder(cfg.diagnostics) if cfg.diagnostics.enabled else None
     trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, lambda row: echo(epoch_line(cfg, row)),
                       lambda: checkpoint(), recorder)
 
-    def checkpoint():
-        save_checkpoint(run_dir / "checkpoint.npz", trainer)
+    def checkpoint():  # diagnostics first: rows past the checkpoint's step are dropped on resume
         if recorder:
             files.write_text(run_dir / "diagnostics.csv", recorder.csv())
+        save_checkpoint(run_dir / "checkpoint.npz", trainer)
 
-    if resume:
+    if ckpt is not None:
         restore(trainer, ckpt, run_dir / "checkpoint.npz", len(d.X_train))
-        stopped = trainer.early_stopping.stopped
-        if stopped or (trainer.epoch >= cfg.training.epochs and trainer.position is None):
-            why = "it stopped early" if stopped else f"it ran all {cfg.training.epochs} epochs"
-            raise ConfigError(f"{run_dir}: the run is complete ({why}); nothing to resume")
+    if resume:
+        refuse_complete(run_dir, trainer, ckpt is not None)
+        (run_dir / "summary.json").unlink(missing_ok=True)  # stale from here on; written last
     echo(f"{cfg.name}: {len(d.X_train)} train / {0 if d.X_val is None else len(d.X_val)} val / "
          f"{0 if d.X_test is None else len(d.X_test)} test samples, {d.n_features} features, "
          f"{exp.model.n_params:,} parameters, {cfg.dtype}")
-    if resume:
+    if ckpt is None:
+        echo(exp.model.summary(d.n_features))
+    else:
         if recorder and (run_dir / "diagnostics.csv").exists():
             recorder.load_csv((run_dir / "diagnostics.csv").read_text(), before_step=trainer.step_count)
-        echo(f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}")
-    else:
-        echo(exp.model.summary(d.n_features))
-    status = "completed"
+        echo(f"finishing {run_dir}: training is complete, writing its final files" if trainer.finished else
+             f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}")
     with collect_warnings() as warned:
         try:
-            if not resume:
+            if ckpt is None:
                 check_initial_loss(exp)
             with stop_on_sigint(trainer):
                 trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
-            if trainer.early_stopping.stopped:
-                status = "stopped_early"
         except TrainingDiverged as e:
-            e.run_dir = run_dir
             finish(exp, trainer, run_dir, "diverged", started, echo, warned, str(e))
             raise
-        except TrainingInterrupted as e:
-            e.run_dir = run_dir
+        except TrainingInterrupted:
             finish(exp, trainer, run_dir, "interrupted", started, echo, warned, "interrupted by the user (SIGINT)")
             raise
+    if trainer.stop_requested:  # Ctrl-C after the last step: the finished training is saved, resume finishes it
+        raise KeyboardInterrupt
+    status = "stopped_early" if trainer.early_stopping.stopped else "completed"
     return finish(exp, trainer, run_dir, status, started, echo, warned)
+
+
+FINAL_STATUSES = ("completed", "stopped_early")
+
+
+def refuse_complete(run_dir: Path, trainer: Trainer, checkpointed: bool) -> None:
+    """ConfigError when the run in ``run_dir`` is complete: its summary.json, written last, has
+    a final status, and its training (restored into ``trainer``) is finished, or there is no
+    checkpoint to say otherwise."""
+    status = summary_status(run_dir / "summary.json")
+    if status in FINAL_STATUSES and (trainer.finished or not checkpointed):
+        why = "it stopped early" if status == "stopped_early" else f"it ran all {trainer.cfg.training.epochs} epochs"
+        raise ConfigError(f"{run_dir}: the run is complete ({why}); nothing to resume")
+
+
+def summary_status(path: Path) -> str | None:
+    """The ``status`` of a summary.json, None when it is missing or not a summary."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            summary = json.loads(f.read(1_000_000))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return summary.get("status") if isinstance(summary, dict) else None
 
 
 def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, started: float, echo,
@@ -226,13 +263,3 @@ def final_line(summary: dict, run_dir: Path, monitor: str) -> str:
     if "test" in summary:
         line += "; test " + ", ".join(f"{k} {v:.4f}" for k, v in summary["test"].items())
     return f"{line}; run folder: {run_dir}"
-
-
-def resume_run(run_dir: str, echo: Callable[[str], None] = print) -> dict:
-    """Continue the run in ``run_dir`` with its saved config from its checkpoint."""
-    path = Path(run_dir)
-    if not (path / "config.yaml").is_file():
-        raise ConfigError(f"{path}: not a run folder (no config.yaml)")
-    if not (path / "checkpoint.npz").is_file():
-        raise ConfigError(f"{path}: has no checkpoint.npz to resume from (was training.checkpoint_every 0?)")
-    return train_run(load_config(path / "config.yaml"), str(path), echo=echo, resume=True)
