@@ -2,10 +2,11 @@
 from its start through its checkpoint writes to its final files, then resumed each time, ends
 with the files of an uninterrupted run.
 
-Each loop first times an uninterrupted run of its config, then sends each signal at a uniform
-random fraction of that time after a start or a resume. A checkpoint after every step makes
-checkpoint writes a large part of training. Behind the ``slow`` marker (under a minute
-on two cores).
+Each config is first run uninterrupted, and timed. Then each of EPISODES runs of it is started,
+stopped by a random signal at a uniform random fraction of that time after its start, resumed,
+and so on up to SIGNALS times, then left to finish. A checkpoint after every step makes
+checkpoint writes a large part of training. Behind the ``slow`` marker (about a minute on two
+cores).
 """
 
 import json
@@ -25,18 +26,18 @@ from mlp_manual.runs.checkpoint import load_checkpoint
 
 pytestmark = pytest.mark.slow
 
+MOONS_LAYERS = "[{type: linear, units: 16}, batchnorm, relu, dropout, {type: linear}]"
 RUNS = {
     "moons-dropout-batchnorm-adam-test-split": ["--config", "configs/moons.yaml", "--set", "training.epochs=8",
                                                 "--set", "data.n_samples=200", "--set", "training.batch_size=32",
-                                                "--set", "model.layers=[{type: linear, units: 16}, batchnorm, "
-                                                "relu, dropout, {type: linear}]", "--diagnostics"],
+                                                "--set", f"model.layers={MOONS_LAYERS}", "--diagnostics"],
     "spirals-sgd-early-stopping": ["--config", "configs/spirals.yaml", "--set", "training.epochs=60",
                                    "--set", "data.n_samples=150", "--set", "optimizer.lr=0.5",
                                    "--set", "schedule.name=constant", "--set", "training.early_stopping.patience=2"],
 }
 EVERY_STEP = ["--set", "training.checkpoint_seconds=0.000001"]
 EPISODES, SIGNALS = 3, 3
-COMMAND_FRAME = re.compile(r'(mlp_manual/cli/train|click/core)\.py", line \d+, in main$', re.M)
+COMMAND_FRAME = re.compile(r'(mlp_manual/cli/train|click/core)\.py", line \d+, in main$', re.MULTILINE)
 
 
 def start(args):

@@ -18,9 +18,8 @@ from mlp_manual.runs.run_lock import LOCK_NAME, claim_run_dir
 def test_a_held_folder_is_refused_with_the_holders_pid_and_released_after(tmp_path):
     with claim_run_dir(tmp_path):
         assert (tmp_path / LOCK_NAME).read_text() == f"pid {os.getpid()} on {socket.gethostname()}\n"
-        with pytest.raises(RunInUse) as refused:
-            with claim_run_dir(tmp_path):
-                pass
+        with pytest.raises(RunInUse) as refused, claim_run_dir(tmp_path):
+            pass
         assert str(refused.value) == (f"{tmp_path} is in use by another mlp-train (pid {os.getpid()} on "
                                       f"{socket.gethostname()}); wait for it to end, or stop it first")
     assert not (tmp_path / LOCK_NAME).exists()
@@ -71,7 +70,8 @@ def test_two_processes_on_one_folder_and_a_resume_after_kill_9(tmp_path):
     first_epoch(again)
     again.send_signal(signal.SIGINT)
     _, err = again.communicate(timeout=60)
-    assert again.returncode == 130 and err.strip() == f"Interrupted: {out} is saved. Resume with: mlp-train --resume {out}"
+    assert again.returncode == 130
+    assert err.strip() == f"Interrupted: {out} is saved. Resume with: mlp-train --resume {out}"
     result = CliRunner().invoke(main, ["--resume", str(out), "-q"])
     assert result.exit_code == 0 and result.output.strip().endswith(f"run folder: {out}")
     assert not (out / LOCK_NAME).exists()
