@@ -99,8 +99,11 @@ class Trainer:
 
     @property
     def finished(self) -> bool:
-        """Whether training is over: every epoch done, or stopped early."""
-        return self.early_stopping.stopped or (self.epoch >= self.cfg.training.epochs and self.position is None)
+        """Whether training is over: every epoch done, or stopped by early stopping while the
+        config has it on (``cfg`` may be replaced between ``fit`` calls, early stopping's state
+        is not)."""
+        stopped = self.early_stopping.stopped and self.cfg.training.early_stopping.patience > 0
+        return stopped or (self.epoch >= self.cfg.training.epochs and self.position is None)
 
     def train_step(self, Xb: np.ndarray, yb: np.ndarray, lr: float, watch=None) -> tuple[float, int]:
         """One optimizer update on a batch, accumulated over ``optimizer.accumulate`` micro-batches.
