@@ -24,6 +24,10 @@ class ModelFileError(MLPManualError):
     """A model or checkpoint file is not ours, is damaged, or belongs to another model."""
 
 
+class RunInUse(MLPManualError):
+    """A run folder is being written by another live process (a run or a resume)."""
+
+
 class LayerError(MLPManualError):
     """A layer was used against its contract (backward before forward, wrong input width)."""
 

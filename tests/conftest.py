@@ -1,3 +1,4 @@
+import json
 import re
 import sys
 
@@ -14,6 +15,19 @@ def invoke_cli(command, *args):
     assert "Traceback" not in result.output, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     return result
+
+
+def assert_same_run(a, b):
+    """Two run folders hold the same run: model.npz arrays bit for bit, metrics.csv except the
+    seconds column, summary.json except its times and its folder."""
+    with np.load(a / "model.npz") as fa, np.load(b / "model.npz") as fb:
+        assert fa.files == fb.files and all(np.array_equal(fa[k], fb[k]) for k in fa.files if k != "__spec__")
+    rows_a, rows_b = ((run / "metrics.csv").read_text().splitlines() for run in (a, b))
+    assert rows_a[0].endswith(",seconds")
+    assert [r.rsplit(",", 1)[0] for r in rows_a] == [r.rsplit(",", 1)[0] for r in rows_b]
+    times = ("wall_seconds", "run_dir")
+    sa, sb = (json.loads((run / "summary.json").read_text()) for run in (a, b))
+    assert {k: v for k, v in sa.items() if k not in times} == {k: v for k, v in sb.items() if k not in times}
 
 
 @pytest.fixture

@@ -2,6 +2,8 @@
 CliRunner and must end in its exact one-line message, its exit code, no traceback, and no
 temporary file left behind. bad_inputs/README.md describes the format."""
 
+import fcntl
+import os
 import shlex
 import shutil
 from pathlib import Path
@@ -19,9 +21,10 @@ COMMANDS = {"mlp-train": train.main, "mlp-gradcheck": gradcheck.main, "mlp-plot"
             "mlp-predict": predict.main}
 
 
-def make_files(folder: Path, files: dict) -> None:
+def make_files(folder: Path, files: dict, held: list) -> None:
     """Write a case's inputs: a string is the file's text, ``{from: NAME}`` copies bad_inputs/files/NAME,
-    ``{folder: true}`` makes an empty folder."""
+    ``{folder: true}`` makes an empty folder, ``{locked: TEXT}`` writes TEXT and holds an exclusive
+    flock on the file (its descriptor is appended to ``held``), as a live run holds its folder's .lock."""
     for name, content in (files or {}).items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -31,6 +34,10 @@ def make_files(folder: Path, files: dict) -> None:
             shutil.copy(HERE / "files" / content["from"], path)
         elif "hex" in content:
             path.write_bytes(bytes.fromhex(content["hex"]))
+        elif "locked" in content:
+            path.write_text(content["locked"], encoding="utf-8")
+            held.append(os.open(path, os.O_RDWR))
+            fcntl.flock(held[-1], fcntl.LOCK_EX | fcntl.LOCK_NB)
         else:
             path.mkdir()
 
@@ -43,10 +50,15 @@ def test_the_corpus_is_large_and_names_are_unique():
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
 def test_bad_input_gives_its_message(case, tmp_path, monkeypatch):
-    make_files(tmp_path, case.get("files"))
+    held = []
+    make_files(tmp_path, case.get("files"), held)
     monkeypatch.chdir(tmp_path)
     command, *args = shlex.split(case["run"])
-    result = CliRunner().invoke(COMMANDS[command], args)
+    try:
+        result = CliRunner().invoke(COMMANDS[command], args)
+    finally:
+        for fd in held:
+            os.close(fd)
     assert "Traceback" not in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     last = result.output.strip().splitlines()[-1] if result.output.strip() else ""

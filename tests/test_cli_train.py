@@ -1,6 +1,8 @@
 """mlp-train end to end through click's CliRunner: the run folder and every user mistake."""
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -152,3 +154,17 @@ def test_a_config_in_another_folder_reads_its_csv_beside_it_and_the_run_config_w
     monkeypatch.chdir(tmp_path / "elsewhere")
     again = run("../run/config.yaml", "--out", "../again", "-q")  # an absolute path stays as it is
     assert again.exit_code == 0, again.output
+
+
+def test_a_closed_standard_output_does_not_stop_the_run(tmp_path):
+    """`mlp-train ... | head -3`: the reader goes after three lines, the run completes quietly."""
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "mlp_manual.cli.train", "--config", "configs/xor.yaml",
+                             "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for _ in range(3):
+        proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0 and err == ""
+    assert json.loads((out / "summary.json").read_text())["status"] == "completed"
+    assert {"model.npz", "metrics.csv", "loss.png", "decision_boundary.png"} <= {p.name for p in out.iterdir()}

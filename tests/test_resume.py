@@ -1,5 +1,8 @@
-"""Checkpoints: exact resume after an interruption, Ctrl-C from the CLI, and kill -9 during a write."""
+"""Checkpoints: exact resume after an interruption, Ctrl-C from the CLI, and kill -9 during a write;
+a run stopped in its final writes or before its first checkpoint resumes to the files of an
+uninterrupted run. The random kill loops are in test_kill.py."""
 
+import json
 import os
 import shutil
 import signal
@@ -12,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import assert_same_run
 
 from mlp_manual.cli.train import main
 from mlp_manual.config import load_config
@@ -84,9 +88,6 @@ def test_resume_errors(tmp_path):
     assert result.exit_code == 1 and f"{tmp_path}: not a run folder (no config.yaml)" in result.output
     result = CliRunner().invoke(main, ["--resume", str(tmp_path), "--config", "configs/xor.yaml"])
     assert result.exit_code == 2 and "--resume continues a run with its saved config" in result.output
-    (tmp_path / "config.yaml").write_text("seed: 0\n")
-    result = CliRunner().invoke(main, ["--resume", str(tmp_path)])
-    assert result.exit_code == 1 and "has no checkpoint.npz to resume from" in result.output
 
 
 WRITER = textwrap.dedent("""
@@ -166,3 +167,132 @@ def test_a_checkpoint_of_an_earlier_version_resumes_to_the_weights_of_a_straight
     assert resume_run(str(run), echo=lambda line: None)["epochs_run"] == 4
     a, b = weights(tmp_path / "straight"), weights(run)
     assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+SMALL = ["training.epochs=4", "data.n_samples=120", "training.batch_size=16", "optimizer.name=adam",
+         "optimizer.lr=0.01", "model.layers=[{type: linear, units: 8}, relu, dropout, {type: linear}]"]
+
+
+class Killed(BaseException):
+    """Stands for kill -9: nothing the run does catches it."""
+
+
+def kill_at(monkeypatch, name, nth=1):
+    """Stop the process, as kill -9 would, just before the ``nth`` write of the run file ``name``
+    is moved into place (every file is written to a temporary name, then renamed)."""
+    real, seen = os.replace, []
+
+    def replace(src, dst):
+        if Path(dst).name == name:
+            seen.append(dst)
+            if len(seen) == nth:
+                raise Killed
+        return real(src, dst)
+    monkeypatch.setattr(os, "replace", replace)
+
+
+@pytest.fixture(scope="module")
+def straight(tmp_path_factory):
+    """An uninterrupted run of moons with a test split, SMALL, to compare the others with."""
+    out = tmp_path_factory.mktemp("straight") / "run"
+    train_run(load_config("configs/moons.yaml", SMALL), str(out), echo=lambda line: None)
+    return out
+
+
+@pytest.mark.parametrize("name", ["model.npz", "confusion.png", "summary.json"])  # the first, a plot, the last
+def test_a_run_killed_in_its_final_writes_resumes_to_the_same_files(tmp_path, monkeypatch, straight, name):
+    out = tmp_path / "run"
+    kill_at(monkeypatch, name)
+    with pytest.raises(Killed):
+        train_run(load_config("configs/moons.yaml", SMALL), str(out), echo=lambda line: None)
+    monkeypatch.undo()
+    assert not (out / "summary.json").exists() and load_checkpoint(out / "checkpoint.npz")["meta"]["epoch"] == 4
+    lines = []
+    resume_run(str(out), echo=lines.append)
+    assert f"finishing {out}: training is complete, writing its final files" in lines
+    assert_same_run(straight, out)
+    result = CliRunner().invoke(main, ["--resume", str(out)])
+    assert result.output.strip() == (f"Error: {out}: the run is complete (it ran all 4 epochs); nothing to resume. "
+                                     "To train it longer, pass --epochs N with N > 4")
+
+
+def test_ctrl_c_in_the_final_plots_exits_130_and_resume_writes_them(tmp_path, monkeypatch, straight):
+    out = tmp_path / "run"
+
+    def ctrl_c(*args):
+        raise KeyboardInterrupt  # what Python's own SIGINT handler raises outside the training steps
+    monkeypatch.setattr("mlp_manual.runs.run.write_plots", ctrl_c)
+    result = CliRunner().invoke(main, ["--config", "configs/moons.yaml", "--out", str(out), "-q",
+                                       *[a for kv in SMALL for a in ("--set", kv)]])
+    assert result.exit_code == 130, result.output
+    assert result.output.strip() == f"Interrupted: {out} is saved. Resume with: mlp-train --resume {out}"
+    assert not (out / "summary.json").exists() and not (out / ".lock").exists()
+    monkeypatch.undo()
+    result = CliRunner().invoke(main, ["--resume", str(out), "-q"])
+    assert result.exit_code == 0 and f"run folder: {out}" in result.output
+    assert_same_run(straight, out)
+
+
+def test_ctrl_c_as_training_ends_exits_130_and_resume_only_finishes(tmp_path, straight):
+    out = tmp_path / "run"
+
+    def echo(line):  # the signal arrives after the last step: the trainer has no step left to stop after
+        if line.startswith("epoch 4/"):
+            os.kill(os.getpid(), signal.SIGINT)
+    with pytest.raises(TrainingInterrupted):
+        train_run(load_config("configs/moons.yaml", SMALL), str(out), echo=echo)
+    assert not (out / "summary.json").exists() and not (out / "model.npz").exists()
+    lines = []
+    resume_run(str(out), echo=lines.append)
+    assert lines[1].startswith("finishing") and not any(line.startswith("epoch") for line in lines)
+    assert_same_run(straight, out)
+
+
+def test_a_stale_summary_of_an_interrupted_run_is_not_taken_for_the_finished_one(tmp_path, monkeypatch, straight):
+    out = tmp_path / "run"
+
+    def echo(line):
+        if line.startswith("epoch 2/"):
+            os.kill(os.getpid(), signal.SIGINT)
+    with pytest.raises(TrainingInterrupted):
+        train_run(load_config("configs/moons.yaml", SMALL), str(out), echo=echo)
+    assert json.loads((out / "summary.json").read_text())["status"] == "interrupted"
+    kill_at(monkeypatch, "decision_boundary.png")
+    with pytest.raises(Killed):
+        resume_run(str(out), echo=lambda line: None)
+    monkeypatch.undo()
+    assert not (out / "summary.json").exists()  # the interrupted run's summary went as the resume began
+    resume_run(str(out), echo=lambda line: None)
+    assert_same_run(straight, out)
+
+
+@pytest.mark.parametrize("nth", [1, 8])
+def test_a_run_killed_at_a_checkpoint_inside_an_epoch_resumes_exactly(tmp_path, monkeypatch, straight, nth):
+    """With a clock on which every reading is a second later, a checkpoint is due after every step."""
+    class Ticking:
+        now = 0.0
+
+        def perf_counter(self):
+            self.now += 1.0
+            return self.now
+    monkeypatch.setattr("mlp_manual.training.trainer.time", Ticking())
+    kill_at(monkeypatch, "checkpoint.npz", nth + 1)
+    out = tmp_path / "run"
+    with pytest.raises(Killed):
+        train_run(load_config("configs/moons.yaml", SMALL + ["training.checkpoint_seconds=0.5"]), str(out),
+                  echo=lambda line: None)
+    monkeypatch.undo()
+    if nth == 1:  # saved after the first step
+        assert load_checkpoint(out / "checkpoint.npz")["meta"]["epoch_state"]["next_batch"] == 1
+    resume_run(str(out), echo=lambda line: None)
+    assert_same_run(straight, out)
+
+
+def test_a_run_stopped_before_its_first_checkpoint_resumes_from_the_first_epoch(tmp_path, straight):
+    out = tmp_path / "run"
+    out.mkdir()
+    shutil.copy(straight / "config.yaml", out / "config.yaml")
+    lines = []
+    resume_run(str(out), echo=lines.append)
+    assert not any(line.startswith("resuming") for line in lines) and lines[-1].startswith("best")
+    assert_same_run(straight, out)

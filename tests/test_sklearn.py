@@ -162,6 +162,12 @@ def test_partial_fit_is_one_epoch_and_keeps_the_optimizer_state():
     assert states_equal(again.model_, whole.set_params(epochs=3).fit(X, y).model_)
 
 
+def test_partial_fit_after_a_fit_that_stopped_early_is_one_more_epoch():
+    X, y = blobs()
+    clf = MLPClassifier(epochs=500, lr=0.05, patience=2).fit(X, y)
+    assert clf.n_iter_ < 500 and clf.partial_fit(X, y).n_iter_ == len(clf.validation_scores_) + 1
+
+
 def test_partial_fit_mistakes_are_value_errors():
     X, y = blobs()
     with pytest.raises(ValueError, match="first call to partial_fit needs classes="):

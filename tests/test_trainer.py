@@ -133,3 +133,53 @@ def test_on_step_reports_every_step_and_the_epoch_loss_so_far_without_changing_t
     assert ends == pytest.approx(trainer.history["train_loss"], rel=1e-12)
     plain = train(cfg)[0].model.state()
     assert all(np.array_equal(plain[k], v) for k, v in exp.model.state().items())
+
+
+class TickingClock:
+    """Stands in for the trainer's ``time``: every reading is one second after the previous."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        self.now += 1.0
+        return self.now
+
+
+def checkpoints_taken(overrides, monkeypatch):
+    """(epoch, next batch or None) of every checkpoint a moons run of 3 epochs asks for, with a
+    clock on which each reading is a second later; and the run's steps per epoch."""
+    monkeypatch.setattr("mlp_manual.training.trainer.time", TickingClock())
+    cfg = load_config("configs/moons.yaml", ["training.epochs=3", "training.batch_size=64", *overrides])
+    exp = prepare(cfg)
+    taken = []
+    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, on_checkpoint=lambda: taken.append(
+        (trainer.epoch, trainer.position and trainer.position.next_batch)))
+    trainer.fit(exp.data.X_train, exp.data.y_train, exp.data.X_val, exp.data.y_val)
+    return taken, len(batch_bounds(len(exp.data.X_train), 64))
+
+
+def test_checkpoints_by_time_come_after_steps_and_epochs_once_the_time_has_passed(monkeypatch):
+    taken, steps = checkpoints_taken(["training.checkpoint_seconds=0.5"], monkeypatch)
+    inside = [(epoch, batch) for epoch in range(3) for batch in range(1, steps + 1)]
+    assert steps > 1 and [c for c in taken if c[1] is not None] == inside
+    assert [c for c in taken if c[1] is None] == [(1, None), (2, None), (3, None)]
+    taken, _ = checkpoints_taken(["training.checkpoint_seconds=1000"], monkeypatch)
+    assert taken == [(3, None)]  # the end of training is always saved
+
+
+def test_checkpoint_every_adds_epochs_and_the_last_one_is_always_saved(monkeypatch):
+    taken, _ = checkpoints_taken(["training.checkpoint_seconds=0", "training.checkpoint_every=2"], monkeypatch)
+    assert taken == [(2, None), (3, None)]
+    taken, _ = checkpoints_taken(["training.checkpoint_seconds=0", "training.checkpoint_every=0"], monkeypatch)
+    assert taken == [(3, None)]
+
+
+def test_a_finished_trainer_trains_no_further():
+    cfg = load_config("configs/moons.yaml", ["training.epochs=2"])
+    exp, trainer = train(cfg)
+    assert trainer.finished and trainer.step_count > 0
+    before, steps = exp.model.state(), trainer.step_count
+    trainer.fit(exp.data.X_train, exp.data.y_train, exp.data.X_val, exp.data.y_val)
+    after = exp.model.state()
+    assert trainer.step_count == steps and all(np.array_equal(before[k], after[k]) for k in before)

@@ -11,7 +11,7 @@ from mlp_manual.config import load_config
 from mlp_manual.errors import ConfigError
 from mlp_manual.runs.checkpoint import load_checkpoint
 from mlp_manual.runs.model_file import load_model
-from mlp_manual.runs.run import train_run
+from mlp_manual.runs.run import resume_run, train_run
 from mlp_manual.runs.warm_start import warm_start
 from mlp_manual.training.experiment import prepare
 
@@ -59,8 +59,7 @@ def test_a_cosine_schedule_is_recomputed_for_the_new_total(tmp_path, base):
     run(load_config(CONFIG, base + cosine), tmp_path / "short")
     lr_before = [row.split(",")[1] for row in metrics(tmp_path / "short")[1:]]
     lines = []
-    train_run(load_config(tmp_path / "short" / "config.yaml", ["training.epochs=6"]), str(tmp_path / "short"),
-              echo=lines.append, resume=True)
+    resume_run(str(tmp_path / "short"), echo=lines.append, epochs=6)
     assert any(line.endswith("after epoch 3, step 21, to epoch 6") for line in lines)
     lr_straight = [row.split(",")[1] for row in metrics(tmp_path / "straight")[1:]]
     lr_extended = [row.split(",")[1] for row in metrics(tmp_path / "short")[1:]]

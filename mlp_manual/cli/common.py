@@ -1,6 +1,8 @@
 """What every command shares: turning the library's errors and warnings into one-line messages."""
 
 import functools
+import os
+import sys
 
 import click
 
@@ -26,6 +28,22 @@ def user_errors(fn):
     return wrapper
 
 
+def say(message: str, err: bool = False) -> None:
+    """``click.echo`` that outlives its reader: once standard output (or error) is a closed pipe,
+    as in ``mlp-train ... | head -3``, the stream is pointed at the null device, so that this
+    and later output (Python's own flush at exit included) is dropped and the command goes on."""
+    try:
+        click.echo(message, err=err)
+    except BrokenPipeError:
+        stream = sys.stderr if err else sys.stdout
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, stream.fileno())
+            os.close(null)
+        except (OSError, ValueError):  # a stream without a descriptor: each write fails on its own
+            pass
+
+
 def warnings_on_stderr(fn):
     """Wrap a click callback so that every TrainingWarning raised while it runs is printed on
     standard error as its bare message, one line each, every occurrence."""
@@ -33,7 +51,7 @@ def warnings_on_stderr(fn):
     def wrapper(*args, **kwargs):
         def show(warning):
             clear_progress()
-            click.echo(str(warning), err=True)
+            say(str(warning), err=True)
 
         with collect_warnings(show):
             return fn(*args, **kwargs)

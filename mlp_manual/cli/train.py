@@ -1,6 +1,7 @@
 """mlp-train: train a model from a YAML config and write a run folder."""
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -8,13 +9,7 @@ from ..config import load_config
 from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from ..runs.run import make_run_dir, resume_run, train_run
 from ..training.experiment import prepare
-from .common import (
-    config_argument,
-    import_option,
-    user_errors,
-    version_option,
-    warnings_on_stderr,
-)
+from .common import config_argument, import_option, say, user_errors, version_option, warnings_on_stderr
 from .progress import StepBar, clear_progress
 
 DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
@@ -81,7 +76,7 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
         lines.append(line)
         if not quiet:
             clear_progress()
-            click.echo(line)
+            say(line)
 
     try:
         if resume_dir:
@@ -109,17 +104,27 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
             train_run(cfg, out, overwrite, echo, log_every=log_every, on_step=bar)
     except TrainingDiverged as e:
         clear_progress()
-        click.echo(f"Error: {e}. The last finite weights are saved in {e.run_dir / 'model.npz'} and "
-                   f"{e.run_dir / 'summary.json'} says why it stopped. Try a lower learning rate "
-                   "(optimizer.lr) or gradient clipping (optimizer.clip_norm).", err=True)
+        say(f"Error: {e}. The last finite weights are saved in {e.run_dir / 'model.npz'} and "
+            f"{e.run_dir / 'summary.json'} says why it stopped. Try a lower learning rate "
+            "(optimizer.lr) or gradient clipping (optimizer.clip_norm).", err=True)
         sys.exit(DIVERGED_EXIT)
     except TrainingInterrupted as e:
         clear_progress()
-        click.echo(f"Interrupted: checkpoint saved in {e.run_dir}. Resume with: mlp-train --resume {e.run_dir}",
-                   err=True)
+        say(interrupted_line(e.run_dir), err=True)
+        sys.exit(INTERRUPTED_EXIT)
+    except KeyboardInterrupt:  # before a run folder was claimed, or with --find-lr, --overfit-batch
+        clear_progress()
+        say("Interrupted.", err=True)
         sys.exit(INTERRUPTED_EXIT)
     if quiet and lines:
-        click.echo(lines[-1])
+        say(lines[-1])
+
+
+def interrupted_line(run_dir: Path) -> str:
+    """What to do after Ctrl-C: resume the run, or, before its config was saved, start it again."""
+    if (run_dir / "config.yaml").is_file():
+        return f"Interrupted: {run_dir} is saved. Resume with: mlp-train --resume {run_dir}"
+    return f"Interrupted before the run started; nothing was saved in {run_dir}"
 
 
 def run_find_lr(cfg, out, overwrite, echo):
@@ -127,11 +132,11 @@ def run_find_lr(cfg, out, overwrite, echo):
     from ..training.sanity import find_lr
 
     exp = prepare(cfg)
-    run_dir = make_run_dir(out, f"{cfg.name}-lr-find", overwrite)
-    lrs, losses, suggested = find_lr(exp)
-    if not lrs:
-        raise ConfigError("the learning-rate sweep diverged at its first step")
-    plots_diagnostics.plot_lr_find(lrs, losses, suggested, run_dir / "lr_find.png", cfg.name)
+    with make_run_dir(out, f"{cfg.name}-lr-find", overwrite) as run_dir:
+        lrs, losses, suggested = find_lr(exp)
+        if not lrs:
+            raise ConfigError("the learning-rate sweep diverged at its first step")
+        plots_diagnostics.plot_lr_find(lrs, losses, suggested, run_dir / "lr_find.png", cfg.name)
     echo(f"swept the learning rate from {lrs[0]:.1e} to {lrs[-1]:.1e} over {len(lrs)} steps; "
          f"suggested optimizer.lr {suggested:.2g}; plot: {run_dir / 'lr_find.png'}")
 

@@ -97,7 +97,8 @@ class TrainingConfig:
     batch_size: int = _opt(32, **positive)
     shuffle: bool = True
     early_stopping: EarlyStoppingConfig = EarlyStoppingConfig()
-    checkpoint_every: int = _opt(1, **non_negative)  # epochs between checkpoints; 0 turns them off
+    checkpoint_seconds: float = _opt(5.0, **non_negative)  # training time between checkpoints; 0: no time rule
+    checkpoint_every: int = _opt(0, **non_negative)  # also checkpoint every N epochs; 0: by time only
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,16 @@ config.yaml, metrics.csv, summary.json, model.npz, checkpoint.npz, loss.png, acc
 with a test split), mistakes.png (image datasets), predictions.png and fit.png (regression; fit
 with one input feature), and with diagnostics diagnostics.csv, grad_norms.png, update_ratio.png,
 activations.png.
+
+A run holds its folder (run_lock) while it writes there. Training ends with a checkpoint that
+says so, and summary.json is the last file written: a run stopped at any moment resumes from
+its checkpoint, and one whose training is complete but whose summary.json is missing or stale
+writes only its final files again.
 """
 
-import signal
+import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -24,10 +29,12 @@ from ..training.sanity import check_initial_loss
 from ..training.trainer import StepCallback, Trainer, evaluate
 from .checkpoint import load_checkpoint, restore, save_checkpoint
 from .epoch_log import EpochLog
+from .interruptions import ends_named, stop_on_sigint
 from .metrics import write_metrics
 from .model_file import save_model
 from .model_info import ModelInfo
 from .regression_plots import write_regression_plots
+from .run_lock import LOCK_NAME, claim_run_dir
 from .run_warnings import collect_warnings
 from .warm_start import warm_start
 
@@ -36,9 +43,11 @@ RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "checkpo
              "activations.png", "lr_find.png", "confusion.png", "mistakes.png", "predictions.png", "fit.png")
 
 
-def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Path:
-    """Create the run folder: ``out``, or ``runs/<name>-<timestamp>``. A non-empty folder is
-    refused unless ``overwrite``, in which case the files of an earlier run are removed."""
+@contextmanager
+def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Iterator[Path]:
+    """Create the run folder, ``out`` or ``runs/<name>-<timestamp>``, and hold it for the ``with``
+    block (``claim_run_dir``). A non-empty folder is refused unless ``overwrite``, in which case
+    the files of an earlier run are removed."""
     if out is None:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         path = Path("runs") / f"{name}-{stamp}"
@@ -50,16 +59,17 @@ def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Path:
         path = Path(out)
     if path.exists() and not path.is_dir():
         raise ConfigError(f"output folder {path} exists and is a file")
-    if path.is_dir() and any(path.iterdir()):
-        if not overwrite:
-            raise ConfigError(f"output folder {path} is not empty; pass --overwrite to replace the run in it")
-        for f in RUN_FILES:
-            (path / f).unlink(missing_ok=True)
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ConfigError(f"cannot create output folder {path}: {e.strerror}") from None
-    return path
+    with claim_run_dir(path):
+        if any(p.name != LOCK_NAME for p in path.iterdir()):
+            if not overwrite:
+                raise ConfigError(f"output folder {path} is not empty; pass --overwrite to replace the run in it")
+            for f in RUN_FILES:
+                (path / f).unlink(missing_ok=True)
+        yield path
 
 
 def write_plots(exp: Experiment, history: dict, run_dir: Path) -> None:
@@ -96,25 +106,6 @@ def write_class_plots(exp: Experiment, run_dir: Path) -> None:
                                     run_dir / "mistakes.png", f"{exp.cfg.name}: misclassified test images")
 
 
-@contextmanager
-def stop_on_sigint(trainer: Trainer):
-    """While training, Ctrl-C asks the trainer to stop after its current step (a second Ctrl-C
-    stops at once)."""
-    def handler(signum, frame):
-        if trainer.stop_requested:
-            raise KeyboardInterrupt
-        trainer.stop_requested = True
-    try:
-        previous = signal.signal(signal.SIGINT, handler)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def epoch_line(cfg: Config, row: dict) -> str:
     parts = [f"epoch {row['epoch']:>{len(str(cfg.training.epochs))}}/{cfg.training.epochs}",
              f"train_loss {row['train_loss']:.4f}"]
@@ -124,93 +115,144 @@ def epoch_line(cfg: Config, row: dict) -> str:
 
 
 def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
-              echo: Callable[[str], None] = print, resume: bool = False, log_every: int = 1,
-              on_step: StepCallback | None = None) -> dict:
-    """Prepare, train, and write the run folder; with ``resume``, continue the run in folder
-    ``out`` from its checkpoint up to ``cfg.training.epochs`` (which may be more than the run
-    had: its config.yaml is rewritten with the new total). Without ``resume``,
-    ``cfg.model.init_from`` names a model file whose weights start the run. Returns the summary
-    (also in summary.json). ``echo`` prints every ``log_every``-th epoch line (and the first and
-    last); ``on_step`` is the trainer's.
+              echo: Callable[[str], None] = print, log_every: int = 1, on_step: StepCallback | None = None) -> dict:
+    """Prepare, train, and write a new run folder (``out``, by default under runs/). Returns the
+    summary (also in summary.json). ``cfg.model.init_from`` names a model file whose weights
+    start the run. ``echo`` prints every ``log_every``-th epoch line (and the first and last);
+    ``on_step`` is the trainer's.
 
     Raises TrainingDiverged (after saving the last finite weights) and TrainingInterrupted
-    (after writing the checkpoint) for the caller to report. Emits a TrainingWarning when the
-    initial loss or (with diagnostics) a gradient or a layer looks wrong.
+    (Ctrl-C: after writing the checkpoint when training was under way), each with the
+    ``run_dir`` for the caller to report; RunInUse when another process holds the folder.
+    Emits a TrainingWarning when the initial loss or (with diagnostics) a gradient or a layer
+    looks wrong.
     """
     started = time.perf_counter()
-    echo = EpochLog(echo, log_every, cfg.training.epochs)
     exp = prepare(cfg)
-    warm = not resume and cfg.model.init_from
-    init_warnings = warm_start(exp.model, exp.data, cfg.model.init_from) if warm else []
-    run_dir = Path(out) if resume else make_run_dir(out, cfg.name, overwrite)
-    ckpt = load_checkpoint(run_dir / "checkpoint.npz") if resume else None
-    if not resume:  # with absolute data paths, so that resume, mlp-eval and reruns work from anywhere
+    init_lines = warm_start(exp.model, exp.data, cfg.model.init_from) if cfg.model.init_from else []
+    with make_run_dir(out, cfg.name, overwrite) as run_dir, ends_named(run_dir):
+        # with absolute data paths, so that resume, mlp-eval and reruns work from anywhere
         files.write_text(run_dir / "config.yaml", dump_config(with_absolute_paths(cfg)))
-    d = exp.data
+        return run_in(exp, run_dir, started, EpochLog(echo, log_every, cfg.training.epochs), on_step,
+                      init_lines=init_lines)
+
+
+def resume_run(run_dir: str, echo: Callable[[str], None] = print, epochs: int | None = None,
+               log_every: int = 1, on_step: StepCallback | None = None) -> dict:
+    """Continue the run in ``run_dir`` with its saved config, like ``train_run``: from its
+    checkpoint, from the first epoch when it was stopped before its first checkpoint, or, when
+    its training is complete but summary.json (written last) is missing or stale, only the
+    final files. ``epochs`` extends the run to that many epochs in total (its config.yaml is
+    rewritten with the new total). A complete run is refused with ConfigError."""
+    started = time.perf_counter()
+    path = Path(run_dir)
+    if not path.is_dir():
+        raise ConfigError(f"{path}: not a run folder (no config.yaml)")
+    with ends_named(path), claim_run_dir(path):
+        if not (path / "config.yaml").is_file():
+            raise ConfigError(f"{path}: not a run folder (no config.yaml)")
+        saved = path / "checkpoint.npz"
+        ckpt = load_checkpoint(saved) if saved.is_file() else None
+        if epochs is not None and ckpt is not None:
+            meta = ckpt["meta"]
+            if epochs < epochs_done(meta["epoch"], meta["epoch_state"]):
+                part = " and part of the next" if meta["epoch_state"] else ""
+                raise ConfigError(f"{path}: the run has done {meta['epoch']} epochs{part}; --epochs {epochs} would "
+                                  "end it before that")
+        cfg = load_config(path / "config.yaml", [f"training.epochs={epochs}"] if epochs else [])
+        exp = prepare(cfg)
+        return run_in(exp, path, started, EpochLog(echo, log_every, cfg.training.epochs), on_step, resume=True,
+                      ckpt=ckpt, extended=epochs is not None)
+
+
+def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_step: StepCallback | None = None,
+           resume: bool = False, ckpt: dict | None = None, extended: bool = False, init_lines=()) -> dict:
+    """Train in the claimed ``run_dir``, from the state of ``ckpt`` when given, and write the
+    final files (``finish``). ``extended``: the resumed run's config has a new epoch total."""
+    cfg, d = exp.cfg, exp.data
     recorder = Recorder(cfg.diagnostics) if cfg.diagnostics.enabled else None
     trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng,
                       lambda row: echo.epoch(row["epoch"], epoch_line(cfg, row)),
                       lambda: checkpoint(), recorder, on_step)
 
-    def checkpoint():
-        save_checkpoint(run_dir / "checkpoint.npz", trainer)
+    def checkpoint():  # diagnostics first: rows past the checkpoint's step are dropped on resume
         if recorder:
             files.write_text(run_dir / "diagnostics.csv", recorder.csv())
+        save_checkpoint(run_dir / "checkpoint.npz", trainer)
 
-    if resume:
+    if ckpt is not None:
         restore(trainer, ckpt, run_dir / "checkpoint.npz", len(d.X_train))
-        check_resumable(trainer, cfg.training.epochs, run_dir)
-        files.write_text(run_dir / "config.yaml", dump_config(cfg))  # the total may have changed
+    if resume:
+        refuse_complete(run_dir, trainer, ckpt is not None)
+        (run_dir / "summary.json").unlink(missing_ok=True)  # stale from here on; written last
+        if extended:
+            files.write_text(run_dir / "config.yaml", dump_config(cfg))
     echo(f"{cfg.name}: {len(d.X_train)} train / {0 if d.X_val is None else len(d.X_val)} val / "
          f"{0 if d.X_test is None else len(d.X_test)} test samples, {d.n_features} features, "
          f"{exp.model.n_params:,} parameters, {cfg.dtype}")
-    if resume:
+    if ckpt is None:
+        echo(exp.model.summary(d.n_features))
+        for line in init_lines:
+            echo(line)
+        if cfg.model.init_from and not resume:
+            echo(f"starting from the weights of {cfg.model.init_from}")
+    else:
         if recorder and (run_dir / "diagnostics.csv").exists():
             recorder.load_csv((run_dir / "diagnostics.csv").read_text(), before_step=trainer.step_count)
-        echo(f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}, "
+        echo(f"finishing {run_dir}: training is complete, writing its final files" if trainer.finished else
+             f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}, "
              f"to epoch {cfg.training.epochs}")
-    else:
-        echo(exp.model.summary(d.n_features))
-        for line in init_warnings:
-            echo(line)
-        if warm:
-            echo(f"starting from the weights of {cfg.model.init_from}")
-    status = "completed"
     with collect_warnings() as warned:
         try:
-            if not resume and not warm:  # the check is for fresh weights
+            if ckpt is None and not cfg.model.init_from:  # the check is for fresh weights
                 check_initial_loss(exp)
             with stop_on_sigint(trainer):
                 trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
-            if trainer.early_stopping.stopped:
-                status = "stopped_early"
         except TrainingDiverged as e:
-            e.run_dir = run_dir
             finish(exp, trainer, run_dir, "diverged", started, echo, warned, str(e))
             raise
-        except TrainingInterrupted as e:
-            e.run_dir = run_dir
+        except TrainingInterrupted:
             finish(exp, trainer, run_dir, "interrupted", started, echo, warned, "interrupted by the user (SIGINT)")
             raise
+    if trainer.stop_requested:  # Ctrl-C after the last step: the finished training is saved, resume finishes it
+        raise KeyboardInterrupt
+    status = "stopped_early" if trainer.early_stopping.stopped else "completed"
     return finish(exp, trainer, run_dir, status, started, echo, warned)
 
 
-def epochs_done(epoch: int, epoch_state) -> int:
-    """Epochs a resumed run has behind it: an interrupted epoch is finished first."""
-    return epoch + (1 if epoch_state else 0)
+FINAL_STATUSES = ("completed", "stopped_early")
 
 
-def check_resumable(trainer: Trainer, epochs: int, run_dir: Path) -> None:
-    """Raise ConfigError unless the restored run has epochs left to reach ``epochs`` in total."""
-    if trainer.early_stopping.stopped:
-        raise ConfigError(f"{run_dir}: the run is complete (it stopped early); nothing to resume. To train on from "
-                          f"its weights, start a new run with --init-from {run_dir / 'model.npz'}")
-    if epochs < epochs_done(trainer.epoch, trainer.position):
+def refuse_complete(run_dir: Path, trainer: Trainer, checkpointed: bool) -> None:
+    """ConfigError when the run in ``run_dir`` is complete: its summary.json, written last, has
+    a final status, and its training (restored into ``trainer``) is finished, or there is no
+    checkpoint to say otherwise. ModelFileError when the checkpoint is past the config's epochs."""
+    epochs = trainer.cfg.training.epochs
+    if checkpointed and epochs < epochs_done(trainer.epoch, trainer.position):
         raise ModelFileError(f"{run_dir / 'checkpoint.npz'}: the checkpoint is at epoch {trainer.epoch}, beyond the "
                              f"{epochs} epochs of {run_dir / 'config.yaml'}")
-    if trainer.epoch >= epochs and trainer.position is None:
+    status = summary_status(run_dir / "summary.json")
+    if status in FINAL_STATUSES and (trainer.finished or not checkpointed):
+        if status == "stopped_early":
+            raise ConfigError(f"{run_dir}: the run is complete (it stopped early); nothing to resume. To train on "
+                              f"from its weights, start a new run with --init-from {run_dir / 'model.npz'}")
         raise ConfigError(f"{run_dir}: the run is complete (it ran all {epochs} epochs); nothing to resume. "
                           f"To train it longer, pass --epochs N with N > {epochs}")
+
+
+def epochs_done(epoch: int, position) -> int:
+    """Epochs a resumed run has behind it: an interrupted epoch is finished first."""
+    return epoch + (1 if position is not None else 0)
+
+
+def summary_status(path: Path) -> str | None:
+    """The ``status`` of a summary.json, None when it is missing or not a summary."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            summary = json.loads(f.read(1_000_000))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return summary.get("status") if isinstance(summary, dict) else None
 
 
 def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, started: float, echo,
@@ -263,23 +305,3 @@ def final_line(summary: dict, run_dir: Path, monitor: str) -> str:
     if "test" in summary:
         line += "; test " + ", ".join(f"{k} {v:.4f}" for k, v in summary["test"].items())
     return f"{line}; run folder: {run_dir}"
-
-
-def resume_run(run_dir: str, echo: Callable[[str], None] = print, epochs: int | None = None,
-               log_every: int = 1, on_step: StepCallback | None = None) -> dict:
-    """Continue the run in ``run_dir`` with its saved config from its checkpoint; ``epochs``
-    extends it to that many epochs in total (``echo``, ``log_every`` and ``on_step`` as for
-    ``train_run``)."""
-    path = Path(run_dir)
-    if not (path / "config.yaml").is_file():
-        raise ConfigError(f"{path}: not a run folder (no config.yaml)")
-    if not (path / "checkpoint.npz").is_file():
-        raise ConfigError(f"{path}: has no checkpoint.npz to resume from (was training.checkpoint_every 0?)")
-    if epochs is not None:
-        meta = load_checkpoint(path / "checkpoint.npz")["meta"]
-        if epochs < epochs_done(meta["epoch"], meta["epoch_state"]):
-            part = " and part of the next" if meta["epoch_state"] else ""
-            raise ConfigError(f"{path}: the run has done {meta['epoch']} epochs{part}; --epochs {epochs} would end it "
-                              "before that")
-    cfg = load_config(path / "config.yaml", [f"training.epochs={epochs}"] if epochs else [])
-    return train_run(cfg, str(path), echo=echo, resume=True, log_every=log_every, on_step=on_step)

@@ -9,7 +9,7 @@ N = samples, B = batch size, D = features, K = output units.
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NoReturn
 
 import numpy as np
@@ -77,13 +77,16 @@ class History:
 class Trainer:
     """Runs the configured training of ``model`` with ``loss`` on (train, val) arrays.
 
-    ``on_epoch(row)`` is called after each epoch with its metrics, before ``on_checkpoint()``,
-    which is called at every ``training.checkpoint_every``-th epoch and when training is
-    interrupted; ``on_step`` (a StepCallback) after every step. Set ``stop_requested`` (e.g.
-    from a signal handler) to stop after the current step with TrainingInterrupted.
+    ``on_epoch(row)`` is called after each epoch with its metrics, ``on_step`` (a StepCallback)
+    after every step. ``on_checkpoint()`` is called after a step or an epoch once
+    ``training.checkpoint_seconds`` of training have passed since the last call, at every
+    ``training.checkpoint_every``-th epoch, when training ends and when it is interrupted. Set
+    ``stop_requested`` (e.g. from a signal handler) to stop after the current step with
+    TrainingInterrupted.
 
     What a checkpoint saves: ``epoch``, ``step_count``, ``history``, the optimizer, the
-    ``early_stopping`` object and ``position`` (the EpochPosition of an interrupted epoch).
+    ``early_stopping`` object and ``position`` (the EpochPosition of an epoch under way).
+    A checkpoint written after the last epoch (``finished``) holds a complete training.
     """
 
     def __init__(self, model: Model, loss: LossSpec, cfg: Config, rng: np.random.Generator,
@@ -100,8 +103,17 @@ class Trainer:
         self.epoch = 0  # completed epochs
         self.step_count = 0
         self.position: EpochPosition | None = None  # where an interrupted epoch stopped
+        self.last_checkpoint = time.perf_counter()
         self.early_stopping = EarlyStopping.from_config(cfg.training.early_stopping, loss.classification)
         self.stop_requested = False
+
+    @property
+    def finished(self) -> bool:
+        """Whether training is over: every epoch done, or stopped by early stopping while the
+        config has it on (``cfg`` may be replaced between ``fit`` calls, early stopping's state
+        is not)."""
+        stopped = self.early_stopping.stopped and self.cfg.training.early_stopping.patience > 0
+        return stopped or (self.epoch >= self.cfg.training.epochs and self.position is None)
 
     def train_step(self, Xb: np.ndarray, yb: np.ndarray, lr: float, watch=None) -> tuple[float, int]:
         """One optimizer update on a batch, accumulated over ``optimizer.accumulate`` micro-batches.
@@ -147,15 +159,17 @@ class Trainer:
 
     def fit(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray | None = None,
             y_val: np.ndarray | None = None) -> History:
-        """Train from the current epoch to the configured last one (or until early stopping)."""
+        """Train from the current epoch to the configured last one (or until early stopping);
+        nothing is left to train when ``finished``."""
         self._check_training_data(X)
         bounds = batch_bounds(len(X), self.cfg.training.batch_size)
         schedule = Schedule(self.cfg.schedule, self.cfg.optimizer.lr, len(bounds), self.cfg.training.epochs)
         # every batch is gathered into this one array: no batch-sized allocation per step
         batch = np.empty((max(hi - lo for lo, hi in bounds), *X.shape[1:]), dtype=X.dtype)  # (B, D)
         self.model.train()
+        self.last_checkpoint = time.perf_counter()
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # non-finite values are caught per step
-            for epoch in range(self.epoch + 1, self.cfg.training.epochs + 1):
+            while not self.finished:
                 started = time.perf_counter()
                 position = self._start_epoch(len(X))
                 lr = schedule.lr(max(self.step_count - 1, 0))  # the last step's, if no batch is left
@@ -165,13 +179,14 @@ class Trainer:
                     Xb = np.take(X, idx, axis=0, out=batch[:hi - lo], mode="clip")  # idx is always in range
                     loss, correct = self._train_batch(Xb, y[idx], lr, len(bounds))
                     position.add_batch(loss, hi - lo, correct)
-                    self.on_step(epoch, position.next_batch, len(bounds), position.loss_sum / hi)
+                    self.on_step(self.epoch + 1, position.next_batch, len(bounds), position.loss_sum / hi)
                     if self.stop_requested:
                         self._interrupt(position, started)
-                row = self._epoch_metrics(epoch, lr, position, started, X_val, y_val)
+                    if self._checkpoint_due():
+                        self._checkpoint(position, started)
+                        self.position = None  # only saved: the epoch goes on
+                row = self._epoch_metrics(self.epoch + 1, lr, position, started, X_val, y_val)
                 self._end_epoch(row)
-                if self.early_stopping.stopped:
-                    break
         self.early_stopping.restore(self.model)
         return self.history
 
@@ -201,11 +216,21 @@ class Trainer:
         return result
 
     def _interrupt(self, position: EpochPosition, started: float) -> NoReturn:
-        """Keep the position inside the epoch, write a checkpoint, and stop."""
-        position.seconds += time.perf_counter() - started
-        self.position = position
-        self.on_checkpoint()
+        """Write a checkpoint with the position inside the epoch, keep that position, and stop."""
+        self._checkpoint(position, started)
         raise TrainingInterrupted()
+
+    def _checkpoint_due(self) -> bool:
+        """Whether ``training.checkpoint_seconds`` (0: never) have passed since the last checkpoint."""
+        seconds = self.cfg.training.checkpoint_seconds
+        return bool(seconds) and time.perf_counter() - self.last_checkpoint >= seconds
+
+    def _checkpoint(self, position: EpochPosition | None = None, started: float = 0.0) -> None:
+        """Call ``on_checkpoint``; inside an epoch with the epoch's ``position`` and its time so far."""
+        if position is not None:
+            self.position = replace(position, seconds=position.seconds + time.perf_counter() - started)
+        self.on_checkpoint()
+        self.last_checkpoint = time.perf_counter()
 
     def _epoch_metrics(self, epoch: int, lr: float, position: EpochPosition, started: float,
                        X_val: np.ndarray | None, y_val: np.ndarray | None) -> dict:
@@ -217,11 +242,12 @@ class Trainer:
         return row
 
     def _end_epoch(self, row: dict) -> None:
-        """Record the epoch, report it, update early stopping, and write a checkpoint when due."""
+        """Record the epoch, report it, update early stopping, and write a checkpoint when due
+        (always after the last epoch, so that a finished training is on disk)."""
         self.history.append(row)
         self.epoch = row["epoch"]
         self.on_epoch(row)
         self.early_stopping.update(row, self.model)
-        every, last = self.cfg.training.checkpoint_every, self.cfg.training.epochs
-        if every and (self.epoch % every == 0 or self.early_stopping.stopped or self.epoch == last):
-            self.on_checkpoint()
+        every = self.cfg.training.checkpoint_every
+        if self.finished or (every and self.epoch % every == 0) or self._checkpoint_due():
+            self._checkpoint()
