@@ -4,6 +4,7 @@ from pathlib import Path
 
 import click
 
+from ..readable import readable
 from ..runs.evaluate import evaluate_saved_model
 from ..training.evaluation import class_table
 from .common import user_errors
@@ -34,8 +35,8 @@ def main(model_path, dataset, split, config_path, data_dir, out):
     """
     ev = evaluate_saved_model(model_path, split, config_path=config_path, dataset=dataset, data_dir=data_dir)
     r, n = ev.result, len(ev.result.y_true)
-    click.echo(f"{ev.dataset} {split}: {n} samples, loss {r.loss:.4f}, "
-               f"accuracy {r.accuracy:.4f} ({int(r.confusion.trace())}/{n})")
+    click.echo(f"{ev.dataset} {split}: {n} samples, loss {readable(r.loss)}, "
+               f"accuracy {readable(r.accuracy)} ({int(r.confusion.trace())}/{n})")
     click.echo(class_table(r.confusion, ev.class_names))
     from ..plots.classes import plot_confusion
 
