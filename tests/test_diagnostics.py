@@ -81,6 +81,28 @@ def test_warnings_name_the_layer_and_the_step():
     assert lines[-1] == ("dead", "DEAD step 7: layer 1 (ReLU()) has 100% of its units zero for the whole batch")
 
 
+def layer_warnings(recorder, steps) -> list[str]:
+    """The cross-layer VANISHING lines of ``compare_layers`` over ``steps`` ({tensor: grad norm} each)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step, norms in enumerate(steps):
+            recorder.compare_layers(step, norms)
+    assert all(w.message.kind == "vanishing" for w in caught)
+    return [str(w.message) for w in caught]
+
+
+def test_a_weight_gradient_far_below_the_largest_layers_is_vanishing_once_until_it_recovers():
+    recorder = Recorder(DiagnosticsConfig())  # layer_ratio 1e-3
+    faint = {"layers.0.W": 2e-6, "layers.2.W": 5e-4, "layers.4.W": 0.5}
+    healthy = {"layers.0.W": 1e-3, "layers.2.W": 5e-4, "layers.4.W": 0.5}  # 2e-3 of the largest
+    lines = layer_warnings(recorder, [faint, faint, healthy, faint])
+    first = ("VANISHING step 0: layers.0.W gradient norm 2.00e-06 is 4.0e-06 of the largest, layers.4.W's 5.00e-01 "
+             "(below diagnostics.layer_ratio 0.001)")
+    # layers.2.W at exactly 1e-3 of the largest is not below; layers.0.W is warned again after recovering
+    assert lines == [first, first.replace("step 0", "step 3")]
+    assert layer_warnings(Recorder(DiagnosticsConfig(layer_ratio=1e-6)), [faint]) == []
+
+
 def test_unit_fractions():
     assert unit_fraction(ReLU(), np.array([[0.0, 1.0], [0.0, 0.0]])) == ("dead_fraction", 0.5)
     assert unit_fraction(Tanh(), np.array([[0.995, 0.2], [-0.999, 0.9]])) == ("saturated_fraction", 0.5)
