@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 import warnings
 
 import numpy as np
@@ -101,6 +102,23 @@ def test_a_weight_gradient_far_below_the_largest_layers_is_vanishing_once_until_
     # layers.2.W at exactly 1e-3 of the largest is not below; layers.0.W is warned again after recovering
     assert lines == [first, first.replace("step 0", "step 3")]
     assert layer_warnings(Recorder(DiagnosticsConfig(layer_ratio=1e-6)), [faint]) == []
+
+
+def test_a_deep_sigmoid_stack_stuck_at_chance_gets_the_cross_layer_warning(tmp_path):
+    layers = ", ".join(["{type: linear, units: 16}, sigmoid"] * 10) + ", {type: linear}"
+    out = tmp_path / "deep"
+    result = invoke_cli(train_main, "--config", "configs/moons.yaml", "--diagnostics", "--out", str(out),
+                        "--set", f"model.layers=[{layers}]", "--set", "optimizer.name=sgd",
+                        "--set", "optimizer.lr=0.01", "--set", "training.epochs=2")
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["final"]["val_acc"] == 0.5
+    vanishing = [line for line in result.stderr.splitlines() if line.startswith("VANISHING")]
+    first = next(line for line in vanishing if " layers.0.W " in line)
+    match = re.fullmatch(r"VANISHING step \d+: layers\.0\.W gradient norm \S+ is (\S+) of the largest, "
+                         r"layers\.20\.W's \S+ \(below diagnostics\.layer_ratio 0\.001\)", first)
+    assert match and float(match[1]) < 1e-4  # the first layer learns ten thousand times slower than the last
+    assert "WARNING not learning" in result.stderr
 
 
 def test_unit_fractions():

@@ -19,10 +19,12 @@ from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted, Trainin
 from ..training.diagnostics import Recorder
 from ..training.evaluation import class_labels, model_outputs
 from ..training.experiment import Experiment, prepare
+from ..training.learning_check import Baseline, LearningCheck
 from ..training.sanity import check_initial_loss
 from ..training.trainer import Trainer, evaluate
 from .checkpoint import load_checkpoint, restore, save_checkpoint
 from .metrics import write_metrics
+from ..readable import readable
 from .model_file import save_model
 from .run_warnings import collect_warnings
 
@@ -57,19 +59,22 @@ def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Path:
     return path
 
 
-def write_plots(exp: Experiment, history: dict, run_dir: Path) -> None:
-    """loss.png, accuracy.png, decision_boundary.png and the class plots that fit the run."""
+def write_plots(exp: Experiment, history: dict, run_dir: Path, best_epoch: int | None = None,
+                restored: bool = False) -> None:
+    """loss.png and accuracy.png (marking the ``best_epoch``, whose weights the model holds when
+    ``restored``), decision_boundary.png and the class plots that fit the run."""
     if not history.get("epoch"):
         return
     from ..plots import curves as plots
 
-    plots.plot_run_curves(history, run_dir, exp.cfg.name)
+    plots.plot_run_curves(history, run_dir, exp.cfg.name, best_epoch, restored)
     if exp.loss.classification and exp.data.n_features == 2:
         def predict(X):
             return exp.loss.predict(model_outputs(exp.model, X))
         plots.plot_decision_boundary(predict, exp.data.X_train, class_labels(exp.data.y_train),
                                      run_dir / "decision_boundary.png",
-                                     f"{exp.cfg.name}: decision boundary (training points)")
+                                     f"{exp.cfg.name}: decision boundary (training points)",
+                                     exp.data.class_names_or_numbers)
     if exp.loss.classification and exp.data.X_test is not None:
         write_class_plots(exp, run_dir)
 
@@ -110,8 +115,8 @@ def stop_on_sigint(trainer: Trainer):
 
 def epoch_line(cfg: Config, row: dict) -> str:
     parts = [f"epoch {row['epoch']:>{len(str(cfg.training.epochs))}}/{cfg.training.epochs}",
-             f"train_loss {row['train_loss']:.4f}"]
-    parts += [f"{k} {row[k]:.4f}" for k in ("train_acc", "val_loss", "val_acc") if k in row]
+             f"train_loss {readable(row['train_loss'])}"]
+    parts += [f"{k} {readable(row[k])}" for k in ("train_acc", "val_loss", "val_acc") if k in row]
     parts += [f"lr {row['lr']:.3g}", f"{row['seconds']:.2f}s"]
     return "  ".join(parts)
 
@@ -123,18 +128,23 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
 
     Raises TrainingDiverged (after saving the last finite weights) and TrainingInterrupted
     (after writing the checkpoint) for the caller to report. Emits a TrainingWarning when the
-    initial loss or (with diagnostics) a gradient or a layer looks wrong.
+    initial loss or (with diagnostics) a gradient or a layer looks wrong, and when the run does
+    not learn.
     """
     started = time.perf_counter()
     exp = prepare(cfg)
+    learning = LearningCheck(Baseline.measure(exp), cfg.optimizer.lr)  # the fresh model, also on resume
     run_dir = Path(out) if resume else make_run_dir(out, cfg.name, overwrite)
     ckpt = load_checkpoint(run_dir / "checkpoint.npz") if resume else None
     if not resume:  # with absolute data paths, so that resume, mlp-eval and reruns work from anywhere
         files.write_text(run_dir / "config.yaml", dump_config(with_absolute_paths(cfg)))
     d = exp.data
     recorder = Recorder(cfg.diagnostics) if cfg.diagnostics.enabled else None
-    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, lambda row: echo(epoch_line(cfg, row)),
-                      lambda: checkpoint(), recorder)
+    def on_epoch(row):
+        echo(epoch_line(cfg, row))
+        learning.after_epoch(row)
+
+    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, on_epoch, lambda: checkpoint(), recorder)
 
     def checkpoint():
         save_checkpoint(run_dir / "checkpoint.npz", trainer)
@@ -156,7 +166,7 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
         echo(f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}")
     else:
         echo(exp.model.summary(d.n_features))
-    status = "completed"
+    status, reason = "completed", None
     with collect_warnings() as warned:
         try:
             if not resume:
@@ -165,6 +175,8 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
                 trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
             if trainer.early_stopping.stopped:
                 status = "stopped_early"
+                reason = trainer.early_stopping.stop_message(trainer.history.last())
+                echo(reason)
         except TrainingDiverged as e:
             e.run_dir = run_dir
             finish(exp, trainer, run_dir, "diverged", started, echo, warned, str(e))
@@ -173,15 +185,21 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
             e.run_dir = run_dir
             finish(exp, trainer, run_dir, "interrupted", started, echo, warned, "interrupted by the user (SIGINT)")
             raise
-    return finish(exp, trainer, run_dir, status, started, echo, warned)
+    return finish(exp, trainer, run_dir, status, started, echo, warned, reason, learning)
 
 
 def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, started: float, echo,
-           warned: list[TrainingWarning], reason: str | None = None) -> dict:
+           warned: list[TrainingWarning], reason: str | None = None, learning: LearningCheck | None = None) -> dict:
     """Write model.npz, metrics.csv, plots and summary.json for a run in any final state;
-    ``warned`` holds the TrainingWarnings the run raised."""
+    ``warned`` holds the TrainingWarnings the run raised. With ``learning``, warn first when the
+    weights the run keeps have not learned."""
     cfg, d = exp.cfg, exp.data
     history = trainer.history.columns
+    weights = kept_weights(trainer, status)
+    if learning and history.get("epoch"):
+        with collect_warnings() as late:
+            learning.at_end(trainer.history.row(weights["epoch"]), weights_label(weights))
+        warned = [*warned, *late]
     save_model(exp.model, run_dir / "model.npz", extra={"config_name": cfg.name, "n_classes": d.n_classes,
                                                         "loss": cfg.loss})
     write_metrics(run_dir, history)
@@ -198,14 +216,17 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
         "best": {k: v for k, v in stopping.best_metrics.items() if k not in ("epoch", "seconds")},
         "final": {k: v[-1] for k, v in history.items() if k not in ("epoch", "seconds")},
         "n_params": exp.model.n_params,
+        "weights": weights,
     }
     if d.X_test is not None and status != "diverged":
         summary["test"] = evaluate(exp.model, exp.loss, d.X_test, d.y_test)
-    write_plots(exp, history, run_dir)
+    summary["warnings"] = [{"kind": w.kind, "message": str(w)} for w in warned]
+    write_plots(exp, history, run_dir, stopping.best_epoch, weights["source"] == "best")
     if trainer.recorder and trainer.recorder.rows:
         from ..plots import diagnostics as plots_diagnostics
         files.write_text(run_dir / "diagnostics.csv", trainer.recorder.csv())
-        plots_diagnostics.plot_diagnostics(trainer.recorder.rows, run_dir, cfg.name)
+        plots_diagnostics.plot_diagnostics(trainer.recorder.rows, run_dir, cfg.name,
+                                           [spec["type"] for spec in exp.model.spec()])
     summary["wall_seconds"] = round(time.perf_counter() - started, 3)
     summary["run_dir"] = str(run_dir)
     files.write_json(run_dir / "summary.json", summary)
@@ -214,17 +235,37 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
     return summary
 
 
+def kept_weights(trainer: Trainer, status: str) -> dict:
+    """Which weights the model holds at the end: {"source": "best", "epoch": best epoch} when early
+    stopping restored them, else {"source": "final", "epoch": the last completed epoch}."""
+    stopping = trainer.early_stopping
+    if status in ("completed", "stopped_early") and stopping.restores:
+        return {"source": "best", "epoch": stopping.best_epoch}
+    return {"source": "final", "epoch": trainer.epoch}
+
+
+def weights_label(weights: dict) -> str:
+    """``weights of epoch 25`` (restored best weights) or ``final weights, epoch 100``."""
+    if weights["source"] == "best":
+        return f"weights of epoch {weights['epoch']}"
+    return f"final weights, epoch {weights['epoch']}"
+
+
 def final_line(summary: dict, run_dir: Path, monitor: str) -> str:
-    """The last line of a run: the best epoch by the monitored metric, then test metrics."""
+    """The last line of a run: the best epoch by the monitored metric, then the test metrics or
+    else what model.npz holds, each with the epoch of its weights."""
     best = summary["best"]
     if monitor not in best:  # without a validation set the training loss is watched
         monitor = "train_loss"
-    line = f"best {monitor} {best[monitor]:.4f} at epoch {summary['best_epoch']}"
+    line = f"best {monitor} {readable(best[monitor])} at epoch {summary['best_epoch']}"
     other = [k for k in ("val_loss", "val_acc", "train_acc") if k in best and k != monitor]
     if other:
-        line += f" ({other[0]} {best[other[0]]:.4f})"
+        line += f" ({other[0]} {readable(best[other[0]])})"
+    weights = weights_label(summary["weights"])
     if "test" in summary:
-        line += "; test " + ", ".join(f"{k} {v:.4f}" for k, v in summary["test"].items())
+        line += f"; test ({weights}): " + ", ".join(f"{k} {readable(v)}" for k, v in summary["test"].items())
+    else:
+        line += f"; model.npz holds the {weights}"
     return f"{line}; run folder: {run_dir}"
 
 
