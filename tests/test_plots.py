@@ -191,3 +191,19 @@ def test_mlp_plot_redraws_a_run_with_its_best_epoch_from_summary_json(tmp_path, 
     (run / "summary.json").write_text("{damaged")
     assert invoke_cli(plot_main, str(run)).exit_code == 0
     assert axes_of(figures["loss.png"])[3] == ["train", "val"]
+
+
+def test_run_curve_legends_sit_beside_the_plot(tmp_path, figures):
+    history = {"epoch": [1, 2, 3], "train_loss": [1.0, 0.5, 0.4], "train_acc": [0.5, 0.7, 0.8]}
+    curves.plot_run_curves(history, tmp_path, "moons", best_epoch=3)
+    for name in ("loss.png", "accuracy.png"):
+        fig = figures[name]
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1
+
+
+def test_one_accuracy_value_is_shown_in_a_range_a_person_reads(tmp_path, figures):
+    curves.plot_run_curves({"epoch": [1], "train_loss": [0.7], "train_acc": [0.75]}, tmp_path, "xor")
+    lo, hi = figures["accuracy.png"].axes[0].get_ylim()
+    assert (lo, hi) == pytest.approx((0.725, 0.775))

@@ -61,7 +61,8 @@ def test_a_zero_update_ratio_is_a_gap_not_a_spike(drawn):
     first = ax.lines[0]  # 0 linear.W, whose update rounded to zero
     assert legend_texts(ax)[0] == "0 linear.W"
     assert all(v != v for v in first.get_ydata())  # NaN: not drawn
-    assert ax.get_ylim()[0] > 1e-10
+    assert ax.get_ylim()[0] > 1e-10 and [t.get_text() for t in ax.texts] == ["gaps: exactly 0"]
+    assert len(drawn["grad_norms.png"].axes[0].texts) == 0
 
 
 def test_activations_name_every_layer_once_in_colours_shared_by_both_panels(drawn):

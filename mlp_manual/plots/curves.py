@@ -26,12 +26,13 @@ def log_scale(metric: str, values) -> bool:
     return metric.endswith("loss") and bool(positive) and max(positive) / min(positive) > 100
 
 
-def plot_per_epoch(lines, metric: str, path, title: str, size=(6, 4), legend_beside: bool = False,
-                   best_epoch: int | None = None, restored: bool = False) -> None:
+def plot_per_epoch(lines, metric: str, path, title: str, size=(6, 4), best_epoch: int | None = None,
+                   restored: bool = False) -> None:
     """``metric`` against the epoch, one line per (epochs, values, style), ``style`` being the
     keywords of ``Axes.plot`` (label, linestyle, marker); log y axis by ``log_scale``, accuracy
     axes zoomed by ``zoom_accuracy``, whole-number epochs. A ``best_epoch`` is marked by a
-    vertical line, labelled as the epoch whose weights were kept when ``restored``."""
+    vertical line, labelled as the epoch whose weights were kept when ``restored``. The legend
+    sits beside the plot, where it hides no curve."""
     fig, ax = plt.subplots(figsize=size)
     for epochs, values, style in lines:
         ax.plot(epochs, values, **style)
@@ -46,10 +47,7 @@ def plot_per_epoch(lines, metric: str, path, title: str, size=(6, 4), legend_bes
     ax.set_ylabel(metric)
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    if legend_beside:
-        legend_outside(ax)
-    else:
-        ax.legend()
+    legend_outside(ax)
     save(fig, path)
 
 
@@ -77,7 +75,7 @@ def plot_compare(curves: list[tuple[str, list, list]], metric: str, path, title:
     colors = distinct_colors(len(curves))
     plot_per_epoch([(epochs, values, {"label": label, "color": color})
                     for (label, epochs, values), color in zip(curves, colors)], metric, path, title,
-                   size=(7, 4.5), legend_beside=True)
+                   size=(7, 4.5))
 
 
 def plot_decision_boundary(predict, X: np.ndarray, y: np.ndarray, path, title: str, class_names=None) -> None:

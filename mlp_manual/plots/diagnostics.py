@@ -42,6 +42,9 @@ def _tensor_panel(ax, rows, stat, layer_types) -> None:
         ax.plot(steps, shown, color=color, linestyle="--" if tensor.endswith(".b") else "-",
                 marker="." if len(steps) < 30 else None, label=series_label(layer, tensor, layer_types))
     ax.set_yscale("log")
+    if any(v == 0 for _, values in series.values() for v in values):
+        ax.text(0.99, 0.02, "gaps: exactly 0", transform=ax.transAxes, ha="right", va="bottom", fontsize=7,
+                color="0.35")
 
 
 def plot_diagnostics(rows, run_dir, name: str, layer_types=None) -> None:

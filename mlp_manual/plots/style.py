@@ -44,14 +44,14 @@ def _finite(values) -> list[float]:
 def zoom_accuracy(ax, series) -> None:
     """Fit the y axis of an accuracy plot to the values after the first tenth of the epochs
     (the fast climb of the first epochs would squash the rest), within [0, 1] and a little
-    margin, and say so in a corner when earlier values fall below it. ``series``: one list of
+    margin, never narrower than 0.05, and say so in a corner when earlier values fall below it. ``series``: one list of
     values per line, epoch by epoch, None where missing. Runs of under 10 epochs show all."""
     skip = max(len(values) for values in series) // 10
     kept = _finite(v for values in series for v in values[skip:])
     if not kept:
         return
     lo, hi = min(kept), max(kept)
-    margin = max(0.05 * (hi - lo), 0.005)
+    margin = max(0.05 * (hi - lo), (0.05 - (hi - lo)) / 2)  # at least 5 points of accuracy in view
     bottom = max(lo - margin, -0.01)
     ax.set_ylim(bottom, min(hi + margin, 1.01))
     lowest = min(_finite(v for values in series for v in values[:skip]), default=bottom)
