@@ -2,6 +2,8 @@
 blows up, the end-of-run warning, and what reaches stderr and summary.json."""
 
 import json
+import os
+import signal
 import warnings
 
 import numpy as np
@@ -10,7 +12,8 @@ from conftest import invoke_cli
 
 from mlp_manual.cli.train import main as train_main
 from mlp_manual.config import load_config
-from mlp_manual.errors import TrainingWarning
+from mlp_manual.errors import TrainingInterrupted, TrainingWarning
+from mlp_manual.runs.run import resume_run, train_run
 from mlp_manual.training.experiment import prepare
 from mlp_manual.training.learning_check import Baseline, Chance, LearningCheck
 
@@ -105,3 +108,20 @@ def test_a_run_that_learns_has_no_warning(tmp_path):
     result = invoke_cli(train_main, "--config", "configs/moons.yaml", "--set", "training.epochs=5", "--out", str(out))
     assert result.exit_code == 0 and result.stderr == ""
     assert json.loads((out / "summary.json").read_text())["warnings"] == []
+
+
+def test_a_resumed_run_is_judged_against_the_same_fresh_model(tmp_path):
+    cfg = load_config("configs/spirals.yaml", ["optimizer.lr=1000", "training.epochs=4"])
+    straight = train_run(cfg, str(tmp_path / "straight"), echo=lambda line: None)
+
+    def echo(line):  # Ctrl-C after epoch 2
+        if line.startswith("epoch 2/"):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with warnings.catch_warnings(record=True):  # shown (so recorded by the run), not printed
+        warnings.simplefilter("always", TrainingWarning)
+        with pytest.raises(TrainingInterrupted):
+            train_run(cfg, str(tmp_path / "cut"), echo=echo)
+        resumed = resume_run(str(tmp_path / "cut"), echo=lambda line: None)
+    assert straight["warnings"][-1] == resumed["warnings"][-1]
+    assert "than the fresh model's 1.1841" in resumed["warnings"][-1]["message"]

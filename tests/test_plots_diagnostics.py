@@ -2,6 +2,8 @@
 a deep network's series are named by layer index and type, never share a colour, and their
 legends sit outside the plotting area."""
 
+import math
+
 import matplotlib.colors as mcolors
 import pytest
 
@@ -60,7 +62,7 @@ def test_a_zero_update_ratio_is_a_gap_not_a_spike(drawn):
     [ax] = drawn["update_ratio.png"].axes
     first = ax.lines[0]  # 0 linear.W, whose update rounded to zero
     assert legend_texts(ax)[0] == "0 linear.W"
-    assert all(v != v for v in first.get_ydata())  # NaN: not drawn
+    assert all(math.isnan(v) for v in first.get_ydata())  # not drawn
     assert ax.get_ylim()[0] > 1e-10 and [t.get_text() for t in ax.texts] == ["gaps: exactly 0"]
     assert len(drawn["grad_norms.png"].axes[0].texts) == 0
 

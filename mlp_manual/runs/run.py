@@ -16,6 +16,7 @@ from pathlib import Path
 from .. import files
 from ..config import Config, dump_config, load_config, with_absolute_paths
 from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted, TrainingWarning
+from ..readable import readable
 from ..training.diagnostics import Recorder
 from ..training.evaluation import class_labels, model_outputs
 from ..training.experiment import Experiment, prepare
@@ -24,7 +25,6 @@ from ..training.sanity import check_initial_loss
 from ..training.trainer import Trainer, evaluate
 from .checkpoint import load_checkpoint, restore, save_checkpoint
 from .metrics import write_metrics
-from ..readable import readable
 from .model_file import save_model
 from .run_warnings import collect_warnings
 
@@ -140,6 +140,7 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
         files.write_text(run_dir / "config.yaml", dump_config(with_absolute_paths(cfg)))
     d = exp.data
     recorder = Recorder(cfg.diagnostics) if cfg.diagnostics.enabled else None
+
     def on_epoch(row):
         echo(epoch_line(cfg, row))
         learning.after_epoch(row)
