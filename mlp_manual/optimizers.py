@@ -2,7 +2,7 @@
 
 Their state (step count, per-tensor slots such as momentum) lives in ``self.state`` keyed by
 the model's parameter names (``layers.0.W``), so it can be saved and restored exactly.
-Weight decay applies to weight matrices only (ndim >= 2), never to biases or norm scales.
+Weight decay applies to weight matrices only (``is_weight_matrix``), never to biases or norm scales.
 
 Updates write their intermediate products into work arrays kept per parameter (``work``)
 rather than into fresh temporaries: a temporary the size of a weight matrix, allocated and
@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     from .config import OptimizerConfig
 
 
+def is_weight_matrix(p: np.ndarray) -> bool:
+    """A weight matrix (ndim >= 2), not a bias or a norm scale: what weight decay shrinks and
+    what gradient-flow diagnostics compare across layers."""
+    return p.ndim >= 2
+
+
 class Optimizer:
     """Base class: the step loop, L2 weight decay, and the state dict."""
 
@@ -39,7 +45,7 @@ class Optimizer:
         self.state["t"] += 1
         for name, p, g, k in model.named_params():
             grad = g[k]
-            if self.weight_decay and p[k].ndim >= 2 and not self.decoupled:
+            if self.weight_decay and is_weight_matrix(p[k]) and not self.decoupled:
                 # L2: d/dW (wd/2 ||W||^2) = wd * W, so grad = g + wd * W (work array 2)
                 grad = np.multiply(p[k], self.weight_decay, out=self.work(name, p[k], 2))
                 grad += g[k]
@@ -167,7 +173,7 @@ class AdamW(Adam):
     decoupled = True
 
     def update(self, name, p, g, lr):
-        if self.weight_decay and p.ndim >= 2:
+        if self.weight_decay and is_weight_matrix(p):
             p -= np.multiply(p, lr * self.weight_decay, out=self.work(name, p))  # p -= lr * wd * p
         super().update(name, p, g, lr)
 

@@ -31,6 +31,21 @@ def assert_same_run(a, b):
 
 
 @pytest.fixture
+def figures(monkeypatch):
+    """{file name: the figure that would have been written to it}, for every module of plots/."""
+    import matplotlib.pyplot as plt
+
+    from mlp_manual.plots import classes, curves, diagnostics
+
+    drawn = {}
+    for module in (curves, classes, diagnostics):
+        monkeypatch.setattr(module, "save", lambda fig, path: drawn.__setitem__(path.name, fig))
+    yield drawn
+    for fig in drawn.values():
+        plt.close(fig)
+
+
+@pytest.fixture
 def rng():
     return np.random.default_rng(1234)
 

@@ -168,3 +168,31 @@ def test_a_closed_standard_output_does_not_stop_the_run(tmp_path):
     assert proc.wait(timeout=120) == 0 and err == ""
     assert json.loads((out / "summary.json").read_text())["status"] == "completed"
     assert {"model.npz", "metrics.csv", "loss.png", "decision_boundary.png"} <= {p.name for p in out.iterdir()}
+
+
+
+def test_early_stopping_prints_one_line_and_the_test_metrics_name_their_weights(tmp_path):
+    out = tmp_path / "run"
+    result = run("--config", "configs/moons.yaml", "--out", str(out), "--set", "training.early_stopping.patience=3")
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    best, last = summary["best_epoch"], summary["epochs_run"]
+    reason = (f"early stopping at epoch {last}: val_loss has not improved by min_delta (0) for 3 epochs; "
+              f"best epoch {best}, weights restored")
+    assert [line for line in result.stdout.splitlines() if "early stopping" in line] == [reason]
+    assert summary["status"] == "stopped_early" and summary["stop_reason"] == reason
+    assert summary["weights"] == {"source": "best", "epoch": best} and last == best + 3
+    test = summary["test"]
+    assert result.stdout.splitlines()[-1] == (
+        f"best val_loss {summary['best']['val_loss']:.4f} at epoch {best} (val_acc {summary['best']['val_acc']:.4f}); "
+        f"test (weights of epoch {best}): loss {test['loss']:.4f}, acc {test['acc']:.4f}; run folder: {out}")
+
+
+def test_without_early_stopping_the_test_metrics_come_from_the_final_weights(tmp_path):
+    result = run("--config", "configs/moons.yaml", "--out", str(tmp_path / "a"), "-q", "--set", "training.epochs=4",
+                 "--set", "training.early_stopping.patience=0")
+    assert "; test (final weights, epoch 4): loss " in result.stdout
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert summary["weights"] == {"source": "final", "epoch": 4} and summary["stop_reason"] is None
+    result = run("--config", "configs/xor.yaml", "--out", str(tmp_path / "b"), "-q", "--set", "training.epochs=3")
+    assert "; model.npz holds the final weights, epoch 3; run folder: " in result.stdout

@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 import warnings
 
 import numpy as np
@@ -79,6 +80,45 @@ def test_warnings_name_the_layer_and_the_step():
                for kind, ln in lines)
     assert any(kind == "vanishing" and ln.startswith("VANISHING step 0: layers.0.b") for kind, ln in lines)
     assert lines[-1] == ("dead", "DEAD step 7: layer 1 (ReLU()) has 100% of its units zero for the whole batch")
+
+
+def layer_warnings(recorder, steps) -> list[str]:
+    """The cross-layer VANISHING lines of ``compare_layers`` over ``steps`` ({tensor: grad norm} each)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step, norms in enumerate(steps):
+            recorder.compare_layers(step, norms)
+    assert all(w.message.kind == "vanishing" for w in caught)
+    return [str(w.message) for w in caught]
+
+
+def test_a_weight_gradient_far_below_the_largest_layers_is_vanishing_once_until_it_recovers():
+    recorder = Recorder(DiagnosticsConfig())  # layer_ratio 1e-3
+    faint = {"layers.0.W": 2e-6, "layers.2.W": 5e-4, "layers.4.W": 0.5}
+    healthy = {"layers.0.W": 1e-3, "layers.2.W": 5e-4, "layers.4.W": 0.5}  # 2e-3 of the largest
+    lines = layer_warnings(recorder, [faint, faint, healthy, faint])
+    first = ("VANISHING step 0: layers.0.W gradient norm 2.00e-06 is 4.0e-06 of the largest, layers.4.W's 5.00e-01 "
+             "(below diagnostics.layer_ratio 0.001)")
+    # layers.2.W at exactly 1e-3 of the largest is not below; layers.0.W is warned again after recovering
+    assert lines == [first, first.replace("step 0", "step 3")]
+    assert layer_warnings(Recorder(DiagnosticsConfig(layer_ratio=1e-6)), [faint]) == []
+
+
+def test_a_deep_sigmoid_stack_stuck_at_chance_gets_the_cross_layer_warning(tmp_path):
+    layers = ", ".join(["{type: linear, units: 16}, sigmoid"] * 10) + ", {type: linear}"
+    out = tmp_path / "deep"
+    result = invoke_cli(train_main, "--config", "configs/moons.yaml", "--diagnostics", "--out", str(out),
+                        "--set", f"model.layers=[{layers}]", "--set", "optimizer.name=sgd",
+                        "--set", "optimizer.lr=0.01", "--set", "training.epochs=2")
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["final"]["val_acc"] == 0.5
+    vanishing = [line for line in result.stderr.splitlines() if line.startswith("VANISHING")]
+    first = next(line for line in vanishing if " layers.0.W " in line)
+    match = re.fullmatch(r"VANISHING step \d+: layers\.0\.W gradient norm \S+ is (\S+) of the largest, "
+                         r"layers\.20\.W's \S+ \(below diagnostics\.layer_ratio 0\.001\)", first)
+    assert match and float(match[1]) < 1e-4  # the first layer learns ten thousand times slower than the last
+    assert "WARNING not learning" in result.stderr
 
 
 def test_unit_fractions():

@@ -68,6 +68,17 @@ def test_restore_loads_a_copy_of_the_best_weights_only_when_asked(patience, rest
     assert np.all(model.layers[0].params["W"] == expected_w)
 
 
+@pytest.mark.parametrize("restore_best, kept", [(True, "weights restored"),
+                                                 (False, "final weights kept (restore_best is false)")])
+def test_the_stop_message_says_why_when_and_which_weights(restore_best, kept):
+    stopping, model = EarlyStopping("val_loss", patience=2, min_delta=0.05, restore_best=restore_best), tiny_model()
+    stops = feed(stopping, model, [0.5, 0.3, 0.29, 0.31])
+    assert stops[-1] and stopping.restores is restore_best
+    assert stopping.stop_message({"epoch": 4, "train_loss": 9.0, "val_loss": 0.31}) == (
+        f"early stopping at epoch 4: val_loss has not improved by min_delta (0.05) for 2 epochs; best epoch 2, {kept}")
+    assert stopping.stop_message({"epoch": 4, "train_loss": 9.0}).startswith("early stopping at epoch 4: train_loss ")
+
+
 def test_a_val_acc_monitor_needs_a_loss_that_reports_accuracy():
     cfg = EarlyStoppingConfig(patience=3, min_delta=0.01, monitor="val_acc", restore_best=False)
     stopping = EarlyStopping.from_config(cfg, classification=True)

@@ -1,28 +1,20 @@
-"""The per-epoch figures, read back through matplotlib: a run folder's loss.png and accuracy.png
-and mlp-plot's comparison share one drawing path and one log-scale rule."""
+"""The figures of plots/curves.py, read back through matplotlib: a run folder's loss.png and
+accuracy.png and mlp-plot's comparison share one drawing path, one log-scale rule, whole-number
+epoch ticks, the best-epoch mark and the accuracy zoom; the decision boundary names its classes."""
 
+import json
 import math
 import os
 import subprocess
 import sys
 
-import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 from conftest import invoke_cli
 
 from mlp_manual.cli.plot import main as plot_main
 from mlp_manual.plots import curves
 from mlp_manual.runs.metrics import write_metrics
-
-
-@pytest.fixture
-def figures(monkeypatch):
-    """{file name: the figure that would have been written to it}."""
-    drawn = {}
-    monkeypatch.setattr(curves, "save", lambda fig, path: drawn.__setitem__(path.name, fig))
-    yield drawn
-    for fig in drawn.values():
-        plt.close(fig)
 
 
 def axes_of(fig):
@@ -101,3 +93,117 @@ def test_a_bad_argument_is_refused_before_matplotlib_is_imported(tmp_path, modul
     proc = subprocess.run([sys.executable, "-c", REFUSE.format(module=module), *(a.format(run=run) for a in args)],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.stdout.split() == ["1", "False"], proc.stderr
+
+
+def visible_ticks(axis, limits) -> list[float]:
+    lo, hi = limits
+    return [float(t) for t in axis.get_ticklocs() if lo <= t <= hi]
+
+
+@pytest.mark.parametrize("epochs, expected", [(1, [1.0]), (5, [1.0, 2.0, 3.0, 4.0, 5.0])])
+def test_short_runs_have_whole_epoch_ticks(tmp_path, figures, epochs, expected):
+    history = {"epoch": list(range(1, epochs + 1)), "train_loss": [1.0 / e for e in range(1, epochs + 1)],
+               "train_acc": [0.5 + 0.05 * e for e in range(1, epochs + 1)]}
+    curves.plot_run_curves(history, tmp_path, "moons")
+    for name in ("loss.png", "accuracy.png"):
+        fig = figures[name]
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        assert visible_ticks(ax.xaxis, ax.get_xlim()) == expected
+
+
+def test_the_best_epoch_is_marked_and_says_whether_its_weights_were_restored(tmp_path, figures):
+    history = {"epoch": [1, 2, 3, 4], "train_loss": [1.0, 0.5, 0.4, 0.3], "val_loss": [1.0, 0.6, 0.7, 0.8],
+               "train_acc": [0.5, 0.7, 0.8, 0.9], "val_acc": [0.5, 0.7, 0.65, 0.6]}
+    curves.plot_run_curves(history, tmp_path, "moons", best_epoch=2, restored=True)
+    for name in ("loss.png", "accuracy.png"):
+        ax = figures[name].axes[0]
+        assert axes_of(figures[name])[3] == ["train", "val", "best epoch 2 (weights restored)"]
+        marker = ax.lines[-1]
+        assert list(marker.get_xdata()) == [2, 2] and marker.get_linestyle() == ":"
+    curves.plot_run_curves(history, tmp_path, "moons", best_epoch=2)
+    assert axes_of(figures["loss.png"])[3][-1] == "best epoch 2"
+
+
+def test_accuracy_zooms_past_the_first_climb_and_says_so(tmp_path, figures):
+    epochs = list(range(1, 101))
+    train = [0.19, 0.7, 0.9, 0.95] + [0.99 + 0.0001 * e for e in range(96)]
+    val = [0.3, 0.8, 0.93, 0.96] + [0.975 + 0.0001 * e for e in range(96)]
+    curves.plot_run_curves({"epoch": epochs, "train_loss": [1.0] * 100, "train_acc": train, "val_acc": val},
+                           tmp_path, "digits")
+    ax = figures["accuracy.png"].axes[0]
+    lo, hi = ax.get_ylim()
+    assert 0.96 < lo < min(val[10:]) and max(train) < hi <= 1.01
+    assert [t.get_text() for t in ax.texts] == ["zoomed past epochs 1-10 (lowest 0.190)"]
+    curves.plot_run_curves({"epoch": [1, 2, 3], "train_loss": [1.0] * 3, "train_acc": [0.1, 0.5, 0.9]},
+                           tmp_path, "short")
+    ax = figures["accuracy.png"].axes[0]
+    assert ax.get_ylim()[0] < 0.1 and len(ax.texts) == 0  # under 10 epochs everything is shown
+
+
+def test_decision_boundary_has_a_legend_of_the_classes(tmp_path, figures):
+    X = np.array([[0.0, 0.0], [1.0, 1.0], [0.0, 1.0], [1.0, 0.0], [0.5, 0.5]], dtype=np.float32)
+    y = np.array([0, 1, 2, 1, 0])
+    curves.plot_decision_boundary(lambda g: (g[:, 0] > 0.5).astype(int), X, y, tmp_path / "decision_boundary.png",
+                                  "spirals: decision boundary", ("0", "1", "2"))
+    fig = figures["decision_boundary.png"]
+    ax = fig.axes[0]
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["class 0", "class 1", "class 2"]
+    assert legend.get_title().get_text() == "points: true class\nshade: predicted"
+    colors = [tuple(c.get_facecolor()[0]) for c in ax.collections[-3:]]
+    assert len(set(colors)) == 3
+    fig.canvas.draw()
+    assert legend.get_window_extent().x0 >= ax.get_window_extent().x1  # beside the plot, not over the points
+    curves.plot_decision_boundary(lambda g: np.zeros(len(g), dtype=int), X[:2], np.array([0, 1]),
+                                  tmp_path / "named.png", "t", ("cat", "dog"))
+    assert [t.get_text() for t in figures["named.png"].axes[0].get_legend().get_texts()] == ["cat", "dog"]
+
+
+def finished_run(folder, lr, best_epoch=None):
+    """A run folder as mlp-plot reads it: config.yaml, metrics.csv and, with ``best_epoch``, summary.json."""
+    folder.mkdir()
+    (folder / "config.yaml").write_text(f"name: moons\ndata: {{name: moons}}\noptimizer: {{lr: {lr}}}\n")
+    write_metrics(folder, {"epoch": [1, 2, 3], "lr": [lr] * 3, "train_loss": [0.7, 0.5, 0.4],
+                           "val_loss": [0.8, 0.6, 0.7], "seconds": [0.1] * 3})
+    if best_epoch:
+        (folder / "summary.json").write_text(json.dumps({"best_epoch": best_epoch,
+                                                         "weights": {"source": "best", "epoch": best_epoch}}))
+    return folder
+
+
+def test_mlp_plot_compares_into_the_first_run_folder_titled_with_the_dataset(tmp_path, figures):
+    a, b = finished_run(tmp_path / "a", 0.1), finished_run(tmp_path / "b", 0.01)
+    result = invoke_cli(plot_main, str(a), str(b))
+    assert result.exit_code == 0 and result.output == f"wrote {a / 'compare_val_loss.png'}: 2 runs, lr=0.1; lr=0.01\n"
+    fig = figures["compare_val_loss.png"]
+    assert axes_of(fig)[2:4] == ("moons: val_loss per epoch", ["lr=0.1", "lr=0.01"])
+    ax = fig.axes[0]
+    assert len({line.get_color() for line in ax.lines}) == 2
+    fig.canvas.draw()
+    assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1
+
+
+def test_mlp_plot_redraws_a_run_with_its_best_epoch_from_summary_json(tmp_path, figures):
+    run = finished_run(tmp_path / "a", 0.1, best_epoch=2)
+    assert invoke_cli(plot_main, str(run)).exit_code == 0
+    assert axes_of(figures["loss.png"])[3] == ["train", "val", "best epoch 2 (weights restored)"]
+    (run / "summary.json").write_text("{damaged")
+    assert invoke_cli(plot_main, str(run)).exit_code == 0
+    assert axes_of(figures["loss.png"])[3] == ["train", "val"]
+
+
+def test_run_curve_legends_sit_beside_the_plot(tmp_path, figures):
+    history = {"epoch": [1, 2, 3], "train_loss": [1.0, 0.5, 0.4], "train_acc": [0.5, 0.7, 0.8]}
+    curves.plot_run_curves(history, tmp_path, "moons", best_epoch=3)
+    for name in ("loss.png", "accuracy.png"):
+        fig = figures[name]
+        fig.canvas.draw()
+        ax = fig.axes[0]
+        assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1
+
+
+def test_one_accuracy_value_is_shown_in_a_range_a_person_reads(tmp_path, figures):
+    curves.plot_run_curves({"epoch": [1], "train_loss": [0.7], "train_acc": [0.75]}, tmp_path, "xor")
+    lo, hi = figures["accuracy.png"].axes[0].get_ylim()
+    assert (lo, hi) == pytest.approx((0.725, 0.775))

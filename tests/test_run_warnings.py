@@ -1,8 +1,9 @@
-"""Training warnings: raised as TrainingWarning by the code that notices, recorded by the run,
-printed by mlp-train as the bare line on standard error (also with --quiet), and ordinary Python
-warnings for a library caller."""
+"""Training warnings: raised as TrainingWarning by the code that notices, recorded by the run (and
+in summary.json), printed by mlp-train as the bare line on standard error (also with --quiet),
+and ordinary Python warnings for a library caller."""
 
 import inspect
+import json
 import re
 import warnings
 from collections import Counter
@@ -26,6 +27,10 @@ LINE = {  # the line each kind prints, as mlp-train has always printed it
     "vanishing": r"VANISHING step \d+: layers\.[02]\.[Wb] gradient norm \d\.\d\de[+-]\d\d is \d\.\de[+-]\d\d "
                  r"of its weight norm \d\.\d\de[+-]\d\d",
     "exploding": r"EXPLODING step \d+: layers\.[02]\.[Wb] gradient norm \d\.\d\de[+-]\d\d is above the bound 1e-12",
+    "not_learning": r"WARNING not learning: train_acc 0\.\d{4} is no better than chance \(0\.5750, always guessing "
+                    r"the largest of 2 classes\)\. Measured with the final weights, epoch 2\. Try a lower optimizer\.lr "
+                    r"\(now 0\.001\), mlp-train --find-lr to sweep it, or mlp-train --overfit-batch 20 to check that the "
+                    r"model can fit one batch at all\.",
 }
 
 
@@ -65,13 +70,16 @@ def test_every_kind_reaches_stderr_as_its_line_and_is_recorded_by_the_run(loud_c
                         *(["--quiet"] if quiet else []))
     assert result.exit_code == 0, result.output
     stderr = result.stderr.splitlines()
-    [warned] = recorded
-    assert stderr == [str(w) for w in warned]  # each occurrence, in order, nothing else
-    assert {w.kind for w in warned} == set(LINE)
-    for w in warned:
-        assert re.fullmatch(LINE[w.kind], str(w)), str(w)
-    # two steps; the biases have no weight norm to vanish against at step 0
-    assert Counter(w.kind for w in warned) == {"initial_loss": 1, "dead": 2, "vanishing": 2 + 4, "exploding": 8}
+    [during] = recorded  # the warnings of the training, handed to finish, which adds its own
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert [w["message"] for w in summary["warnings"]] == stderr  # each occurrence, in order, nothing else
+    assert [str(w) for w in during] == stderr[:-1]
+    assert {w["kind"] for w in summary["warnings"]} == set(LINE)
+    for w in summary["warnings"]:
+        assert re.fullmatch(LINE[w["kind"]], w["message"]), w["message"]
+    # two steps; the biases have no weight norm to vanish against at step 0; the run ends below chance
+    assert Counter(w["kind"] for w in summary["warnings"]) == {"initial_loss": 1, "dead": 2, "vanishing": 2 + 4,
+                                                                "exploding": 8, "not_learning": 1}
     assert not set(stderr) & set(result.stdout.splitlines())
     if quiet:
         assert result.stdout.splitlines() == [result.stdout.splitlines()[-1]]
@@ -82,9 +90,11 @@ def test_a_library_caller_sees_python_warnings(loud_config, tmp_path, recorded):
     cfg = load_config(loud_config, ["diagnostics.enabled=false"])
     with pytest.warns(TrainingWarning, match=r"^WARNING initial loss") as caught:
         train_run(cfg, str(tmp_path / "run"), echo=lambda line: None)
-    assert [w.message.kind for w in caught] == ["initial_loss"]
-    assert caught[0].filename.endswith("sanity.py")
+    assert [w.message.kind for w in caught] == ["initial_loss", "not_learning"]
+    assert caught[0].filename.endswith("sanity.py") and caught[1].filename.endswith("learning_check.py")
     assert recorded == [[caught[0].message]]
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert [w["message"] for w in summary["warnings"]] == [str(w.message) for w in caught]
 
 
 def test_collector_keeps_every_occurrence_and_passes_on_without_show():

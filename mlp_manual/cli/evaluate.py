@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..readable import readable
 from ..runs.evaluate import evaluate_saved_model
 from ..training.evaluation import class_table, regression_table
 from .common import import_option, user_errors, version_option
@@ -47,14 +48,14 @@ def main(model_path, dataset, split, config_path, data_dir, out):
     stem = "confusion" if ev.classification else "predictions"
     path = folder / (f"{stem}.png" if split == "test" else f"{stem}_{split}.png")  # keep the run's test plot
     if ev.classification:
-        click.echo(f"{ev.dataset} {split}: {n} samples, loss {r.loss:.4f}, "
-                   f"accuracy {r.accuracy:.4f} ({int(r.confusion.trace())}/{n})")
+        click.echo(f"{ev.dataset} {split}: {n} samples, loss {readable(r.loss)}, "
+                   f"accuracy {readable(r.accuracy)} ({int(r.confusion.trace())}/{n})")
         click.echo(class_table(r.confusion, ev.class_names))
         from ..plots.classes import plot_confusion
 
         plot_confusion(r.confusion, ev.class_names, path, f"{ev.dataset} {split}: accuracy {100 * r.accuracy:.2f}%")
     else:
-        click.echo(f"{ev.dataset} {split}: {n} samples, loss {r.loss:.4f}")
+        click.echo(f"{ev.dataset} {split}: {n} samples, loss {readable(r.loss)}")
         click.echo(regression_table(r, ev.target_names))
         from ..plots.regression import plot_predictions
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import click
 
 from ..errors import ConfigError
-from ..runs.compare import run_labels
+from ..runs.compare import best_epoch, run_datasets, run_labels
 from ..runs.metrics import read_metrics
 from .common import user_errors, version_option
 
@@ -13,19 +13,21 @@ from .common import user_errors, version_option
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @version_option
 @click.argument("run_dirs", nargs=-1, required=True, metavar="RUN_DIR [RUN_DIR ...]")
-@click.option("-o", "--out", metavar="PNG", help="Output image (default compare.png; with one run, its own folder).")
+@click.option("-o", "--out", metavar="PNG",
+              help="Output image (default FIRST_RUN_DIR/compare_METRIC.png; with one run, its own plots).")
 @click.option("--metric", help="Column of metrics.csv to compare: train_loss, val_loss, train_acc, val_acc, "
                                "lr, ... (default val_loss, or train_loss when a run has no validation set)")
 @user_errors
 def main(run_dirs, out, metric):
     """Compare runs: one line per run of METRIC against the epoch, labelled by what differs between
-    their configs (e.g. lr=0.1 vs lr=0.01). With a single RUN_DIR and no -o, redraw that run's
-    loss.png and accuracy.png from its metrics.csv.
+    their configs (e.g. lr=0.1 vs lr=0.01), titled with their dataset. The image goes to the
+    first run's folder as compare_METRIC.png unless -o names it. With a single RUN_DIR and no -o,
+    redraw that run's loss.png and accuracy.png from its metrics.csv (and its summary.json's best epoch).
 
     \b
     Examples:
-      mlp-plot runs/moons-a runs/moons-b -o compare.png
-      mlp-plot runs/moons-* --metric val_acc
+      mlp-plot runs/moons-a runs/moons-b                 # runs/moons-a/compare_val_loss.png
+      mlp-plot runs/moons-* --metric val_acc -o moons_acc.png
       mlp-plot runs/moons-a
     """
     dirs = [Path(d) for d in run_dirs]
@@ -34,7 +36,7 @@ def main(run_dirs, out, metric):
         from ..plots.curves import plot_run_curves
 
         history = {k: v for k, v in metrics[0].items() if any(x is not None for x in v)}  # no empty val_ columns
-        plot_run_curves(history, dirs[0], dirs[0].name)
+        plot_run_curves(history, dirs[0], dirs[0].name, *best_epoch(dirs[0]))
         click.echo(f"redrew the plots of {dirs[0]} from its metrics.csv")
         return
 
@@ -51,10 +53,10 @@ def main(run_dirs, out, metric):
         if empty(m, metric):
             raise ConfigError(f"{d}: the {metric} column of metrics.csv is empty (a run without a validation set)")
     curves = [(label, m["epoch"], m[metric]) for label, m in zip(run_labels(dirs), metrics)]
-    path = Path(out or "compare.png")
+    path = Path(out) if out else dirs[0] / f"compare_{metric}.png"
     from ..plots.curves import plot_compare
 
-    plot_compare(curves, metric, path, f"{metric} per epoch")
+    plot_compare(curves, metric, path, f"{run_datasets(dirs)}: {metric} per epoch")
     click.echo(f"wrote {path}: {len(dirs)} runs, " + "; ".join(label for label, _, _ in curves))
 
 

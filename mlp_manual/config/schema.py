@@ -106,6 +106,7 @@ class DiagnosticsConfig:
     enabled: bool = False
     every: int = _opt(0, **non_negative)  # steps between records; 0 means once per epoch
     vanishing: float = _opt(1e-7, **positive)  # grad norm / weight norm below this is VANISHING
+    layer_ratio: float = _opt(1e-3, check=lambda v: 0 < v < 1, must="be in (0, 1)")  # of the largest layer's
     explode_factor: float = _opt(10.0, check=lambda v: v > 1, must="be > 1")  # jump over the running median
     max_grad_norm: float | None = _opt(None, **positive)  # a grad norm above this is EXPLODING
     dead_fraction: float = _opt(0.5, check=lambda v: 0 < v <= 1, must="be in (0, 1]")

@@ -17,10 +17,11 @@ def plot_confusion(confusion: np.ndarray, class_names, path, title: str) -> None
     fig, ax = plt.subplots(figsize=(size + 1, size))
     image = ax.imshow(share, cmap="Blues", vmin=0, vmax=1)
     if n <= 20:
+        fontsize = count_fontsize(size, n, len(str(confusion.max())))
         for i in range(n):
             for j in range(n):
                 if confusion[i, j]:
-                    ax.text(j, i, str(confusion[i, j]), ha="center", va="center", fontsize=8,
+                    ax.text(j, i, str(confusion[i, j]), ha="center", va="center", fontsize=fontsize,
                             color="white" if share[i, j] > 0.5 else "black")
     names = [str(c) for c in class_names]
     long_names = max(map(len, names)) > 2
@@ -33,20 +34,36 @@ def plot_confusion(confusion: np.ndarray, class_names, path, title: str) -> None
     save(fig, path)
 
 
+def count_fontsize(size: float, n: int, digits: int) -> float:
+    """Font size (points) for counts of ``digits`` digits in the cells of an ``n`` x ``n`` matrix
+    drawn about ``size`` inches wide: a third of a cell high, never wider than the cell, 7 to 20."""
+    cell = 0.75 * size * 72 / n  # points; the axes take about three quarters of the figure
+    return float(np.clip(min(cell / 3, 0.8 * cell / (0.6 * digits)), 7, 20))
+
+
 def plot_mistakes(X: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, image_shape, class_names, path,
                   title: str, limit: int = 36) -> None:
-    """The first ``limit`` misclassified inputs X (N, D) drawn as images, titled "true -> predicted"."""
-    wrong = np.flatnonzero(y_true != y_pred)[:limit]
+    """The first ``limit`` misclassified inputs X (N, D) drawn as framed images, titled
+    "true -> predicted", in a grid packed under the figure title."""
+    all_wrong = np.flatnonzero(y_true != y_pred)
+    wrong = all_wrong[:limit]
     cols = 6
     rows = max(1, -(-len(wrong) // cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(1.6 * cols, 1.75 * rows + 0.4), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(1.5 * cols, 1.65 * rows + 0.4), squeeze=False,
+                             layout="constrained")
     names = [str(c) for c in class_names]
     for ax in axes.ravel():
         ax.axis("off")
     for ax, i in zip(axes.ravel(), wrong):
+        ax.axis("on")
         ax.imshow(X[i].reshape(image_shape), cmap="gray_r")
-        ax.set_title(f"{names[y_true[i]]} -> {names[y_pred[i]]}", fontsize=7)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        for spine in ax.spines.values():
+            spine.set_edgecolor("0.45")
+        ax.set_title(f"{names[y_true[i]]} -> {names[y_pred[i]]}", fontsize=8)
     if len(wrong) == 0:
         axes[0, 0].text(0, 0.5, "no mistakes", fontsize=10)
-    fig.suptitle(f"{title} (true -> predicted)", fontsize=9)
+    shown = f"{len(wrong)} of {len(all_wrong)}" if len(all_wrong) > len(wrong) else f"all {len(wrong)}"
+    fig.suptitle(f"{title}: {shown} (true -> predicted)", fontsize=10)
     save(fig, path)

@@ -9,6 +9,7 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 
 from ..files import atomic_path
+from .style import distinct_colors, epoch_axis, legend_outside, zoom_accuracy
 
 
 def save(fig, path) -> None:
@@ -25,58 +26,78 @@ def log_scale(metric: str, values) -> bool:
     return metric.endswith("loss") and bool(positive) and max(positive) / min(positive) > 100
 
 
-def plot_per_epoch(lines, metric: str, path, title: str, size=(6, 4), legend_fontsize=None) -> None:
+def plot_per_epoch(lines, metric: str, path, title: str, size=(6, 4), best_epoch: int | None = None,
+                   restored: bool = False) -> None:
     """``metric`` against the epoch, one line per (epochs, values, style), ``style`` being the
-    keywords of ``Axes.plot`` (label, linestyle, marker); log y axis by ``log_scale``."""
+    keywords of ``Axes.plot`` (label, linestyle, marker); log y axis by ``log_scale``, accuracy
+    axes zoomed by ``zoom_accuracy``, whole-number epochs. A ``best_epoch`` is marked by a
+    vertical line, labelled as the epoch whose weights were kept when ``restored``. The legend
+    sits beside the plot, where it hides no curve."""
     fig, ax = plt.subplots(figsize=size)
     for epochs, values, style in lines:
         ax.plot(epochs, values, **style)
     if log_scale(metric, [v for _, values, _ in lines for v in values]):
         ax.set_yscale("log")
-    ax.set_xlabel("epoch")
+    elif metric.endswith("acc"):
+        zoom_accuracy(ax, [values for _, values, _ in lines])
+    if best_epoch is not None:
+        ax.axvline(best_epoch, color="0.4", linestyle=":", linewidth=1.2,
+                   label=f"best epoch {best_epoch}" + (" (weights restored)" if restored else ""))
+    epoch_axis(ax, [e for epochs, _, _ in lines for e in epochs])
     ax.set_ylabel(metric)
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=legend_fontsize)
+    legend_outside(ax)
     save(fig, path)
 
 
-def plot_curves(history: dict, metric: str, path, title: str) -> None:
+def plot_curves(history: dict, metric: str, path, title: str, best_epoch: int | None = None,
+                restored: bool = False) -> None:
     """Train and validation ``metric`` ("loss" or "acc") per epoch from ``history``
     ({column: [value per epoch]}); a column that is absent is not drawn."""
     marker = "o" if len(history["epoch"]) < 30 else None
     lines = [(history["epoch"], history[f"{split}_{metric}"], {"linestyle": style, "label": split, "marker": marker})
              for split, style in (("train", "-"), ("val", "--")) if f"{split}_{metric}" in history]
-    plot_per_epoch(lines, metric, path, title)
+    plot_per_epoch(lines, metric, path, title, best_epoch=best_epoch, restored=restored)
 
 
-def plot_run_curves(history: dict, run_dir: Path, name: str) -> None:
-    """A run folder's loss.png, and accuracy.png when ``history`` has accuracies."""
-    plot_curves(history, "loss", run_dir / "loss.png", f"{name}: loss")
+def plot_run_curves(history: dict, run_dir: Path, name: str, best_epoch: int | None = None,
+                    restored: bool = False) -> None:
+    """A run folder's loss.png, and accuracy.png when ``history`` has accuracies; both mark the
+    ``best_epoch`` (the one whose weights the model holds when ``restored``)."""
+    plot_curves(history, "loss", run_dir / "loss.png", f"{name}: loss", best_epoch, restored)
     if "train_acc" in history:
-        plot_curves(history, "acc", run_dir / "accuracy.png", f"{name}: accuracy")
+        plot_curves(history, "acc", run_dir / "accuracy.png", f"{name}: accuracy", best_epoch, restored)
 
 
 def plot_compare(curves: list[tuple[str, list, list]], metric: str, path, title: str) -> None:
-    """One line of ``metric`` per run: (label, epochs, values)."""
-    plot_per_epoch([(epochs, values, {"label": label}) for label, epochs, values in curves], metric, path, title,
-                   size=(7, 4.5), legend_fontsize=8)
+    """One line of ``metric`` per run: (label, epochs, values), each run its own colour."""
+    colors = distinct_colors(len(curves))
+    plot_per_epoch([(epochs, values, {"label": label, "color": color})
+                    for (label, epochs, values), color in zip(curves, colors)], metric, path, title,
+                   size=(7, 4.5))
 
 
-def plot_decision_boundary(predict, X: np.ndarray, y: np.ndarray, path, title: str) -> None:
-    """Predicted class over a grid covering X (N, 2), with the points coloured by label y (N,)."""
+def plot_decision_boundary(predict, X: np.ndarray, y: np.ndarray, path, title: str, class_names=None) -> None:
+    """Predicted class over a grid covering X (N, 2), with the points coloured by label y (N,)
+    and a legend naming each class (``class_names``, default the class numbers)."""
     pad = 0.1 * (X.max(axis=0) - X.min(axis=0)) + 0.1
     lo, hi = X.min(axis=0) - pad, X.max(axis=0) + pad
     gx, gy = np.meshgrid(np.linspace(lo[0], hi[0], 300), np.linspace(lo[1], hi[1], 300))
     grid = np.stack([gx.ravel(), gy.ravel()], 1).astype(X.dtype)  # (300 * 300, 2)
     zz = predict(grid).reshape(gx.shape)
-    n_classes = int(max(y.max(), zz.max())) + 1
-    cmap = ListedColormap(plt.get_cmap("tab10").colors[:max(n_classes, 2)])
+    n_classes = max(int(max(y.max(), zz.max())) + 1, len(class_names or ()))
+    names = [str(c) for c in class_names] if class_names is not None else [str(c) for c in range(n_classes)]
+    colors = distinct_colors(max(n_classes, 2))
+    cmap = ListedColormap(colors)
     fig, ax = plt.subplots(figsize=(5, 5))
     ax.contourf(gx, gy, zz, levels=np.arange(n_classes + 1) - 0.5, cmap=cmap, alpha=0.3)
-    ax.scatter(X[:, 0], X[:, 1], c=y, cmap=cmap, vmin=-0.5, vmax=cmap.N - 0.5,
-               edgecolors="k", linewidths=0.5, s=25)
+    for c in range(n_classes):
+        mine = y == c
+        ax.scatter(X[mine, 0], X[mine, 1], color=colors[c], edgecolors="k", linewidths=0.5, s=25,
+                   label=f"class {names[c]}" if names[c].isdigit() else names[c])
     ax.set_title(title)
     ax.set_xlabel("feature 0")
     ax.set_ylabel("feature 1")
+    legend_outside(ax, title="points: true class\nshade: predicted", title_fontsize=8)
     save(fig, path)

@@ -1,58 +1,94 @@
 """Figures for looking inside training: gradient norms, update ratios, activations, and the
-learning-rate sweep."""
+learning-rate sweep.
+
+Each series is named by layer index and type (``0 linear.W``, ``1 relu``), has a colour of its
+own, and the legends sit beside the plot, so a deep network stays readable.
+"""
 
 from collections import defaultdict
 
 import matplotlib.pyplot as plt
+import numpy as np
 
 from .curves import save
+from .style import distinct_colors, legend_outside
 
 
 def _series(rows, stat):
-    """{tensor: ([steps], [values])} for one statistic of the diagnostics rows."""
+    """{(layer, tensor): ([steps], [values])} for one statistic of the diagnostics rows."""
     out = defaultdict(lambda: ([], []))
-    for step, _, tensor, s, value in rows:
+    for step, layer, tensor, s, value in rows:
         if s == stat:
-            out[tensor][0].append(step)
-            out[tensor][1].append(value)
+            out[layer, tensor][0].append(step)
+            out[layer, tensor][1].append(value)
     return out
 
 
-def plot_diagnostics(rows, run_dir, name: str) -> None:
+def series_label(layer: int, tensor: str, layer_types) -> str:
+    """``0 linear.W`` for the tensor ``layers.0.W``, ``1 relu`` for the output ``layers.1``;
+    without ``layer_types`` (index -> type name) the tensor name itself."""
+    if layer_types is None or layer >= len(layer_types):
+        return tensor
+    key = tensor.split(".")[2:]
+    return f"{layer} {layer_types[layer]}" + "".join(f".{k}" for k in key)
+
+
+def _tensor_panel(ax, rows, stat, layer_types) -> None:
+    """One line per parameter tensor (biases dashed), log y; a zero (an update that rounded
+    away) is left as a gap rather than drawn at the bottom of a log axis."""
+    series = _series(rows, stat)
+    for ((layer, tensor), (steps, values)), color in zip(series.items(), distinct_colors(len(series))):
+        shown = [v if v > 0 else np.nan for v in values]
+        ax.plot(steps, shown, color=color, linestyle="--" if tensor.endswith(".b") else "-",
+                marker="." if len(steps) < 30 else None, label=series_label(layer, tensor, layer_types))
+    ax.set_yscale("log")
+    if any(v == 0 for _, values in series.values() for v in values):
+        ax.text(0.99, 0.02, "gaps: exactly 0", transform=ax.transAxes, ha="right", va="bottom", fontsize=7,
+                color="0.35")
+
+
+def plot_diagnostics(rows, run_dir, name: str, layer_types=None) -> None:
     """grad_norms.png, update_ratio.png and activations.png from diagnostics rows
-    (step, layer, tensor, stat, value)."""
+    (step, layer, tensor, stat, value); ``layer_types`` names each layer's type (``linear``)."""
     for stat, file, ylabel, ref in (("grad_norm", "grad_norms.png", "gradient norm", None),
                                     ("update_ratio", "update_ratio.png", "||lr * update|| / ||W||", 1e-3)):
-        fig, ax = plt.subplots(figsize=(7, 4))
-        for tensor, (steps, values) in _series(rows, stat).items():
-            ax.plot(steps, [max(v, 1e-30) for v in values], label=tensor, marker="." if len(steps) < 30 else None)
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        _tensor_panel(ax, rows, stat, layer_types)
         if ref:
             ax.axhline(ref, color="gray", linestyle=":", label=f"{ref:g} (healthy)")
-        ax.set_yscale("log")
         ax.set_xlabel("step")
         ax.set_ylabel(ylabel)
         ax.set_title(f"{name}: {ylabel} per parameter tensor")
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=7, ncol=2)
+        legend_outside(ax, title="layer type.tensor")
         save(fig, run_dir / file)
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    plot_activations(rows, run_dir, name, layer_types)
+
+
+def plot_activations(rows, run_dir, name: str, layer_types=None) -> None:
+    """activations.png: each layer output's mean (solid) and standard deviation (dashed) on top,
+    its dead or saturated fraction below, in one colour per layer across both panels."""
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6.5), sharex=True)
     means, stds = _series(rows, "act_mean"), _series(rows, "act_std")
-    for tensor, (steps, values) in means.items():
-        line, = top.plot(steps, values, label=f"{tensor} mean")
-        top.plot(stds[tensor][0], stds[tensor][1], linestyle="--", color=line.get_color(), label=f"{tensor} std")
-    top.set_ylabel("activation")
+    colors = dict(zip(means, distinct_colors(len(means))))
+    for key, (steps, values) in means.items():
+        label = series_label(*key, layer_types)
+        top.plot(steps, values, color=colors[key], label=label)
+        top.plot(*stds[key], linestyle="--", color=colors[key])
+    top.set_ylabel("activation: mean (solid), std (dashed)")
     top.set_title(f"{name}: layer outputs")
     top.grid(alpha=0.3)
-    top.legend(fontsize=6, ncol=3)
+    legend_outside(top, title="layer")
     for stat, style in (("dead_fraction", "-"), ("saturated_fraction", "--")):
-        for tensor, (steps, values) in _series(rows, stat).items():
-            bottom.plot(steps, values, style, label=f"{tensor} {stat.split('_')[0]}")
+        for key, (steps, values) in _series(rows, stat).items():
+            bottom.plot(steps, values, style, color=colors.get(key),
+                        label=f"{series_label(*key, layer_types)} {stat.split('_')[0]}")
     bottom.set_ylim(-0.02, 1.02)
     bottom.set_xlabel("step")
     bottom.set_ylabel("fraction of units")
     bottom.grid(alpha=0.3)
     if bottom.lines:
-        bottom.legend(fontsize=7)
+        legend_outside(bottom)
     save(fig, run_dir / "activations.png")
 
 

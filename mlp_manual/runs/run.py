@@ -22,9 +22,11 @@ from pathlib import Path
 from .. import files
 from ..config import Config, dump_config, load_config, with_absolute_paths
 from ..errors import ConfigError, ModelFileError, TrainingDiverged, TrainingInterrupted, TrainingWarning
+from ..readable import readable
 from ..training.diagnostics import Recorder
 from ..training.evaluation import class_labels, model_outputs
 from ..training.experiment import Experiment, prepare
+from ..training.learning_check import Baseline, LearningCheck
 from ..training.sanity import check_initial_loss
 from ..training.trainer import StepCallback, Trainer, evaluate
 from .checkpoint import load_checkpoint, restore, save_checkpoint
@@ -72,19 +74,22 @@ def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Iterato
         yield path
 
 
-def write_plots(exp: Experiment, history: dict, run_dir: Path) -> None:
-    """loss.png, accuracy.png, decision_boundary.png and the class plots that fit the run."""
+def write_plots(exp: Experiment, history: dict, run_dir: Path, best_epoch: int | None = None,
+                restored: bool = False) -> None:
+    """loss.png and accuracy.png (marking the ``best_epoch``, whose weights the model holds when
+    ``restored``), decision_boundary.png and the class plots that fit the run."""
     if not history.get("epoch"):
         return
     from ..plots import curves as plots
 
-    plots.plot_run_curves(history, run_dir, exp.cfg.name)
+    plots.plot_run_curves(history, run_dir, exp.cfg.name, best_epoch, restored)
     if exp.loss.classification and exp.data.n_features == 2:
         def predict(X):
             return exp.loss.predict(model_outputs(exp.model, X))
         plots.plot_decision_boundary(predict, exp.data.X_train, class_labels(exp.data.y_train),
                                      run_dir / "decision_boundary.png",
-                                     f"{exp.cfg.name}: decision boundary (training points)")
+                                     f"{exp.cfg.name}: decision boundary (training points)",
+                                     exp.data.class_names_or_numbers)
     if exp.loss.classification and exp.data.X_test is not None:
         write_class_plots(exp, run_dir)
     if not exp.loss.classification:
@@ -108,8 +113,8 @@ def write_class_plots(exp: Experiment, run_dir: Path) -> None:
 
 def epoch_line(cfg: Config, row: dict) -> str:
     parts = [f"epoch {row['epoch']:>{len(str(cfg.training.epochs))}}/{cfg.training.epochs}",
-             f"train_loss {row['train_loss']:.4f}"]
-    parts += [f"{k} {row[k]:.4f}" for k in ("train_acc", "val_loss", "val_acc") if k in row]
+             f"train_loss {readable(row['train_loss'])}"]
+    parts += [f"{k} {readable(row[k])}" for k in ("train_acc", "val_loss", "val_acc") if k in row]
     parts += [f"lr {row['lr']:.3g}", f"{row['seconds']:.2f}s"]
     return "  ".join(parts)
 
@@ -171,9 +176,13 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
     final files (``finish``). ``extended``: the resumed run's config has a new epoch total."""
     cfg, d = exp.cfg, exp.data
     recorder = Recorder(cfg.diagnostics) if cfg.diagnostics.enabled else None
-    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng,
-                      lambda row: echo.epoch(row["epoch"], epoch_line(cfg, row)),
-                      lambda: checkpoint(), recorder, on_step)
+    learning = LearningCheck(Baseline.measure(exp), cfg.optimizer.lr)  # before any checkpoint is loaded
+
+    def on_epoch(row):
+        echo.epoch(row["epoch"], epoch_line(cfg, row))
+        learning.after_epoch(row)
+
+    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, on_epoch, lambda: checkpoint(), recorder, on_step)
 
     def checkpoint():  # diagnostics first: rows past the checkpoint's step are dropped on resume
         if recorder:
@@ -216,8 +225,11 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
             raise
     if trainer.stop_requested:  # Ctrl-C after the last step: the finished training is saved, resume finishes it
         raise KeyboardInterrupt
-    status = "stopped_early" if trainer.early_stopping.stopped else "completed"
-    return finish(exp, trainer, run_dir, status, started, echo, warned)
+    status, reason = "completed", None
+    if trainer.early_stopping.stopped:
+        status, reason = "stopped_early", trainer.early_stopping.stop_message(trainer.history.last())
+        echo(reason)
+    return finish(exp, trainer, run_dir, status, started, echo, warned, reason, learning)
 
 
 FINAL_STATUSES = ("completed", "stopped_early")
@@ -256,11 +268,17 @@ def summary_status(path: Path) -> str | None:
 
 
 def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, started: float, echo,
-           warned: list[TrainingWarning], reason: str | None = None) -> dict:
+           warned: list[TrainingWarning], reason: str | None = None, learning: LearningCheck | None = None) -> dict:
     """Write model.npz, metrics.csv, plots and summary.json for a run in any final state;
-    ``warned`` holds the TrainingWarnings the run raised."""
+    ``warned`` holds the TrainingWarnings the run raised. With ``learning``, warn first when the
+    weights the run keeps have not learned."""
     cfg, d = exp.cfg, exp.data
     history = trainer.history.columns
+    weights = kept_weights(trainer, status)
+    if learning and history.get("epoch"):
+        with collect_warnings() as late:
+            learning.at_end(trainer.history.row(weights["epoch"]), weights_label(weights))
+        warned = [*warned, *late]
     save_model(exp.model, run_dir / "model.npz", extra={"config_name": cfg.name},
                info=ModelInfo.from_dataset(d, cfg.loss))
     write_metrics(run_dir, history)
@@ -277,14 +295,17 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
         "best": {k: v for k, v in stopping.best_metrics.items() if k not in ("epoch", "seconds")},
         "final": {k: v[-1] for k, v in history.items() if k not in ("epoch", "seconds")},
         "n_params": exp.model.n_params,
+        "weights": weights,
     }
     if d.X_test is not None and status != "diverged":
         summary["test"] = evaluate(exp.model, exp.loss, d.X_test, d.y_test)
-    write_plots(exp, history, run_dir)
+    summary["warnings"] = [{"kind": w.kind, "message": str(w)} for w in warned]
+    write_plots(exp, history, run_dir, stopping.best_epoch, weights["source"] == "best")
     if trainer.recorder and trainer.recorder.rows:
         from ..plots import diagnostics as plots_diagnostics
         files.write_text(run_dir / "diagnostics.csv", trainer.recorder.csv())
-        plots_diagnostics.plot_diagnostics(trainer.recorder.rows, run_dir, cfg.name)
+        plots_diagnostics.plot_diagnostics(trainer.recorder.rows, run_dir, cfg.name,
+                                           [spec["type"] for spec in exp.model.spec()])
     summary["wall_seconds"] = round(time.perf_counter() - started, 3)
     summary["run_dir"] = str(run_dir)
     files.write_json(run_dir / "summary.json", summary)
@@ -293,15 +314,35 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
     return summary
 
 
+def kept_weights(trainer: Trainer, status: str) -> dict:
+    """Which weights the model holds at the end: {"source": "best", "epoch": best epoch} when early
+    stopping restored them, else {"source": "final", "epoch": the last completed epoch}."""
+    stopping = trainer.early_stopping
+    if status in ("completed", "stopped_early") and stopping.restores:
+        return {"source": "best", "epoch": stopping.best_epoch}
+    return {"source": "final", "epoch": trainer.epoch}
+
+
+def weights_label(weights: dict) -> str:
+    """``weights of epoch 25`` (restored best weights) or ``final weights, epoch 100``."""
+    if weights["source"] == "best":
+        return f"weights of epoch {weights['epoch']}"
+    return f"final weights, epoch {weights['epoch']}"
+
+
 def final_line(summary: dict, run_dir: Path, monitor: str) -> str:
-    """The last line of a run: the best epoch by the monitored metric, then test metrics."""
+    """The last line of a run: the best epoch by the monitored metric, then the test metrics or
+    else what model.npz holds, each with the epoch of its weights."""
     best = summary["best"]
     if monitor not in best:  # without a validation set the training loss is watched
         monitor = "train_loss"
-    line = f"best {monitor} {best[monitor]:.4f} at epoch {summary['best_epoch']}"
+    line = f"best {monitor} {readable(best[monitor])} at epoch {summary['best_epoch']}"
     other = [k for k in ("val_loss", "val_acc", "train_acc") if k in best and k != monitor]
     if other:
-        line += f" ({other[0]} {best[other[0]]:.4f})"
+        line += f" ({other[0]} {readable(best[other[0]])})"
+    weights = weights_label(summary["weights"])
     if "test" in summary:
-        line += "; test " + ", ".join(f"{k} {v:.4f}" for k, v in summary["test"].items())
+        line += f"; test ({weights}): " + ", ".join(f"{k} {readable(v)}" for k, v in summary["test"].items())
+    else:
+        line += f"; model.npz holds the {weights}"
     return f"{line}; run folder: {run_dir}"

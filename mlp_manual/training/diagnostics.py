@@ -5,6 +5,11 @@ Statistics per parameter tensor (named ``layers.<i>.<key>``): ``grad_norm``, ``w
 ``update_ratio`` = ||lr * update|| / ||W||. Per layer output: ``act_mean``, ``act_std``, and
 ``dead_fraction`` (ReLU family: units that are zero for the whole batch) or
 ``saturated_fraction`` (sigmoid, tanh: units beyond 0.99 of their range for the whole batch).
+
+Gradients vanish in two ways, each a VANISHING warning: a tensor's gradient norm tiny against
+its own weight norm (``diagnostics.vanishing``), and a weight matrix's gradient norm tiny
+against the largest weight-matrix gradient norm of the same step (``diagnostics.layer_ratio``):
+the early layers of a deep sigmoid stack that learn nothing while the last one does.
 """
 
 import warnings
@@ -13,6 +18,7 @@ import numpy as np
 
 from ..config import DiagnosticsConfig
 from ..errors import TrainingWarning
+from ..optimizers import is_weight_matrix
 from ..optimizers import l2_norm as _norm
 
 
@@ -93,6 +99,7 @@ class Recorder:
         self.cfg = cfg
         self.rows: list[tuple[int, int, str, str, float]] = []
         self.grad_history: dict[str, list[float]] = {}
+        self.faint: set[str] = set()  # weight matrices below layer_ratio of the largest, as last recorded
 
     def record_activations(self, step: int):
         """A ``watch`` function for ``forward_watched`` that records output statistics."""
@@ -111,6 +118,7 @@ class Recorder:
     def record_step(self, step: int, model, before: dict[str, np.ndarray]) -> None:
         """Gradient and weight norms and update ratios after an optimizer step; ``before`` holds
         the parameters as they were before it."""
+        matrices = {}
         for name, p, g, k in model.named_params():
             i = int(name.split(".")[1])
             gn, pn = _norm(g[k]), _norm(before[name])
@@ -129,6 +137,24 @@ class Recorder:
                 warnings.warn(TrainingWarning("exploding", f"EXPLODING step {step}: {name} gradient norm "
                                               f"{gn:.2e} is {why}"))
             history.append(gn)
+            if is_weight_matrix(p[k]):
+                matrices[name] = gn
+        self.compare_layers(step, matrices)
+
+    def compare_layers(self, step: int, grad_norms: dict[str, float]) -> None:
+        """Warn (VANISHING) when a weight matrix's gradient norm falls below ``layer_ratio`` of the
+        largest one of the step, ``grad_norms`` {tensor: norm}; once, until it rises above again."""
+        if len(grad_norms) < 2:
+            return
+        top = max(grad_norms, key=grad_norms.get)
+        bound = self.cfg.layer_ratio * grad_norms[top]
+        faint = {name for name, gn in grad_norms.items() if gn < bound}
+        for name in sorted(faint - self.faint, key=grad_norms.get):
+            gn = grad_norms[name]
+            warnings.warn(TrainingWarning("vanishing", (
+                f"VANISHING step {step}: {name} gradient norm {gn:.2e} is {gn / grad_norms[top]:.1e} of the "
+                f"largest, {top}'s {grad_norms[top]:.2e} (below diagnostics.layer_ratio {self.cfg.layer_ratio:g})")))
+        self.faint = faint
 
     def load_csv(self, text: str, before_step: int) -> None:
         """Take back the rows of an earlier diagnostics.csv that precede ``before_step``."""

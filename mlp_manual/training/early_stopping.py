@@ -64,11 +64,24 @@ class EarlyStopping:
         self.stopped = bool(self.patience) and self.bad_epochs >= self.patience
         return self.stopped
 
+    @property
+    def restores(self) -> bool:
+        """Whether ``restore`` puts the best epoch's weights back: early stopping is on
+        (patience > 0), ``restore_best`` is set, and an epoch has been seen."""
+        return bool(self.restore_best and self.patience and self.best_weights)
+
     def restore(self, model) -> None:
-        """Put the best epoch's weights back into ``model`` when early stopping is on (patience > 0)
-        and ``restore_best`` is set."""
-        if self.restore_best and self.patience and self.best_weights:
+        """Put the best epoch's weights back into ``model`` when ``restores``."""
+        if self.restores:
             model.load_state(self.best_weights)
+
+    def stop_message(self, row: dict) -> str:
+        """The line that reports a stop after the epoch of metrics ``row``, e.g. ``early stopping at
+        epoch 40: val_loss has not improved by min_delta (0) for 15 epochs; best epoch 25, weights
+        restored``."""
+        kept = "weights restored" if self.restores else "final weights kept (restore_best is false)"
+        return (f"early stopping at epoch {row['epoch']}: {self.watched(row)} has not improved by min_delta "
+                f"({self.min_delta:g}) for {self.bad_epochs} epochs; best epoch {self.best_epoch}, {kept}")
 
     def state(self) -> tuple[dict, dict[str, np.ndarray]]:
         """(checkpoint ``__meta__`` entries, checkpoint arrays) of this object."""

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from ..errors import TrainingDiverged, TrainingWarning
+from ..readable import readable
 from .experiment import Experiment
 from .trainer import Trainer, batch_bounds, evaluate
 
@@ -27,7 +28,7 @@ def check_initial_loss(exp: Experiment, rows: int = 1024) -> None:
     expected, formula = exp.loss.untrained_loss(d.n_classes)
     if abs(loss - expected) > max(1.0, expected):
         warnings.warn(TrainingWarning(
-            "initial_loss", f"WARNING initial loss {loss:.3f} is far from {formula} = {expected:.3f}, the loss of "
+            "initial_loss", f"WARNING initial loss {readable(loss, 3)} is far from {formula} = {expected:.3f}, the loss of "
             "uniform guesses: check the data scaling (data.preprocess), the init, and the labels"))
 
 
@@ -57,12 +58,12 @@ def overfit_batch(exp: Experiment, n: int, max_steps: int, echo) -> bool:
         done = loss < goal and (not exp.loss.classification or right == n)
         if done or step == max_steps or step % 100 == 0:
             acc = f", accuracy {right / n:.3f}" if exp.loss.classification else ""
-            echo(f"step {step}: loss {loss:.5f}{acc}")
-        than = f"the targets' variance {reference:.5f}" if reference else f"the initial loss {first:.5f}"
+            echo(f"step {step}: loss {readable(loss)}{acc}")
+        than = f"the targets' variance {readable(reference)}" if reference else f"the initial loss {readable(first)}"
         if done:
-            echo(f"memorised {n} examples in {step} steps: loss {loss:.5f}, below 1% of {than}")
+            echo(f"memorised {n} examples in {step} steps: loss {readable(loss)}, below 1% of {than}")
             return True
-    echo(f"could not memorise {n} examples in {max_steps} steps: loss {loss:.5f}, not below 1% of {than}. "
+    echo(f"could not memorise {n} examples in {max_steps} steps: loss {readable(loss)}, not below 1% of {than}. "
          "A model that cannot fit one small batch has a bug (check the backward pass with mlp-gradcheck) "
          "or a learning rate far from right (try mlp-train --find-lr).")
     return False

@@ -73,6 +73,15 @@ class History:
     def __getitem__(self, key: str) -> list:
         return self.columns[key]
 
+    def row(self, epoch: int) -> dict:
+        """The metrics of ``epoch`` as one row, as it was appended."""
+        i = self.columns["epoch"].index(epoch)
+        return {k: v[i] for k, v in self.columns.items()}
+
+    def last(self) -> dict:
+        """The row of the last epoch."""
+        return self.row(self.columns["epoch"][-1])
+
 
 class Trainer:
     """Runs the configured training of ``model`` with ``loss`` on (train, val) arrays.

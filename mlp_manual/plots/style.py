@@ -1,0 +1,60 @@
+"""What the figures share so that a person can read them: colours that never repeat within a
+figure, legends beside the plotting area rather than over the curves, whole-number epoch ticks,
+and accuracy axes zoomed to where the curves spend their time.
+"""
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.ticker import MaxNLocator
+
+
+def distinct_colors(n: int) -> list:
+    """``n`` colours, no two alike: tab10 up to 10, tab20 up to 20, else ``n`` evenly spaced
+    stops of the turbo colour map."""
+    if n <= 10:
+        return list(plt.get_cmap("tab10").colors[:n])
+    if n <= 20:
+        return list(plt.get_cmap("tab20").colors[:n])
+    return [tuple(c) for c in plt.get_cmap("turbo")(np.linspace(0.03, 0.97, n))]
+
+
+def legend_outside(ax, title: str | None = None, **kwargs):
+    """A legend to the right of ``ax``, outside the plotting area (two columns past 20 entries)."""
+    n = len(ax.get_legend_handles_labels()[1])
+    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, title=title,
+                     fontsize=7 if n > 8 else 8, ncol=2 if n > 20 else 1, **kwargs)
+
+
+def epoch_axis(ax, epochs) -> None:
+    """Label the x axis "epoch" with whole-number ticks only, with room around 1-epoch runs."""
+    lo, hi = int(min(epochs)), int(max(epochs))
+    pad = max(0.5, 0.03 * (hi - lo))
+    ax.set_xlim(lo - pad, hi + pad)
+    if hi - lo < 10:  # every epoch; a locator would fall back to fractions over so short a range
+        ax.set_xticks(range(lo, hi + 1))
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("epoch")
+
+
+def _finite(values) -> list[float]:
+    return [v for v in values if v is not None and np.isfinite(v)]
+
+
+def zoom_accuracy(ax, series) -> None:
+    """Fit the y axis of an accuracy plot to the values after the first tenth of the epochs
+    (the fast climb of the first epochs would squash the rest), within [0, 1] and a little
+    margin, never narrower than 0.05, and say so in a corner when earlier values fall below it. ``series``: one list of
+    values per line, epoch by epoch, None where missing. Runs of under 10 epochs show all."""
+    skip = max(len(values) for values in series) // 10
+    kept = _finite(v for values in series for v in values[skip:])
+    if not kept:
+        return
+    lo, hi = min(kept), max(kept)
+    margin = max(0.05 * (hi - lo), (0.05 - (hi - lo)) / 2)  # at least 5 points of accuracy in view
+    bottom = max(lo - margin, -0.01)
+    ax.set_ylim(bottom, min(hi + margin, 1.01))
+    lowest = min(_finite(v for values in series for v in values[:skip]), default=bottom)
+    if lowest < bottom:
+        ax.text(0.99, 0.02, f"zoomed past epochs 1-{skip} (lowest {lowest:.3f})", transform=ax.transAxes,
+                ha="right", va="bottom", fontsize=7, color="0.35")
