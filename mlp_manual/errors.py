@@ -5,6 +5,7 @@ Every one is a ``ValueError`` so that callers who do not know our types still ca
 """
 
 import difflib
+import reprlib
 
 
 class MLPManualError(ValueError):
@@ -56,6 +57,21 @@ class TrainingWarning(UserWarning):
     def __init__(self, kind: str, message: str):
         self.kind = kind
         super().__init__(message)
+
+
+SHOWN_CHARACTERS = 120
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = _SHORT.maxlong = 60
+_SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxdict = _SHORT.maxset = 6
+_SHORT.maxlevel = 3
+
+
+def short_repr(value) -> str:
+    """``repr(value)`` for a message, at most about SHOWN_CHARACTERS long: a long string, a long
+    list or a deep structure is cut with ``...``, without building its whole repr first (a value
+    from a YAML document may share one list a million times)."""
+    text = _SHORT.repr(value)
+    return text if len(text) <= SHOWN_CHARACTERS else text[:SHOWN_CHARACTERS - 3] + "..."
 
 
 def did_you_mean(word: str, options, prefix: str = "") -> str:

@@ -6,27 +6,16 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import ConfigError
+from .bounded_yaml import read_yaml
 from .parse import config_from_dict
 from .schema import Config
 
 
 def load_config(path: str | os.PathLike, overrides=()) -> Config:
-    """Read and validate a YAML config; ``name`` defaults to the file's stem."""
+    """Read and validate a YAML config (within the bounds of ``bounded_yaml``); ``name``
+    defaults to the file's stem."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read the config ({e})") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
+    raw = read_yaml(path)
     if isinstance(raw, dict) and "name" not in raw:
         raw = {"name": path.stem, **raw}
     return config_from_dict(raw, str(path), overrides)

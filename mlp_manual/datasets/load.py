@@ -20,12 +20,22 @@ if TYPE_CHECKING:
     from ..config import DataConfig
 
 
-def _generated(fn, **keys) -> Callable[[DataConfig, np.random.Generator], Dataset]:
-    def load(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
-        X, y = fn(rng, **{arg: getattr(cfg, key) for arg, key in keys.items()})
+class Generated:
+    """The loader of a dataset generated from the seed: ``fn(rng, **{arg: cfg.<key>})`` for the
+    config keys in ``keys``. ``rows_key`` is the config key that sets how many rows it has,
+    ``per_row`` rows per unit of it; ``features`` its input columns."""
+
+    def __init__(self, fn, rows_key: str = "n_samples", per_row: int = 1, features: int = 2, **keys):
+        self.fn, self.rows_key, self.per_row, self.features, self.keys = fn, rows_key, per_row, features, keys
+
+    def rows(self, cfg: DataConfig) -> int:
+        """How many rows the config asks for, known before anything is generated."""
+        return self.per_row * getattr(cfg, self.rows_key)
+
+    def __call__(self, cfg: DataConfig, rng: np.random.Generator) -> Dataset:
+        X, y = self.fn(rng, **{arg: getattr(cfg, key) for arg, key in self.keys.items()})
         classes = None if y.dtype.kind == "f" else int(y.max()) + 1
         return Dataset(cfg.name, X, y, n_classes=classes)
-    return load
 
 
 def _csv(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
@@ -59,12 +69,12 @@ def _csv(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
 
 
 LOADERS: dict[str, Callable[[DataConfig, np.random.Generator], Dataset]] = {
-    "xor": _generated(synthetic.xor, copies="copies", noise="noise"),
-    "moons": _generated(synthetic.moons, n="n_samples", noise="noise"),
-    "circles": _generated(synthetic.circles, n="n_samples", noise="noise"),
-    "spirals": _generated(synthetic.spirals, n="n_samples", noise="noise", arms="arms"),
-    "blobs": _generated(synthetic.blobs, n="n_samples", noise="noise", centers="centers"),
-    "sine": _generated(synthetic.sine, n="n_samples", noise="noise"),
+    "xor": Generated(synthetic.xor, "copies", 4, copies="copies", noise="noise"),
+    "moons": Generated(synthetic.moons, n="n_samples", noise="noise"),
+    "circles": Generated(synthetic.circles, n="n_samples", noise="noise"),
+    "spirals": Generated(synthetic.spirals, n="n_samples", noise="noise", arms="arms"),
+    "blobs": Generated(synthetic.blobs, n="n_samples", noise="noise", centers="centers"),
+    "sine": Generated(synthetic.sine, features=1, n="n_samples", noise="noise"),
     "csv": _csv,
     "digits": real.digits,
     "mnist1d": real.mnist1d,

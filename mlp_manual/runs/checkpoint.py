@@ -12,12 +12,11 @@ import os
 import numpy as np
 
 from ..errors import ModelFileError
-from ..files import write_npz
+from ..files import read_npz, write_npz
 from ..training.early_stopping import EarlyStopping
 from ..training.epoch_position import EpochPosition
 from ..training.state_checks import is_count
 from ..training.trainer import History, Trainer
-from .model_file import read_npz
 
 FORMAT = "mlp-manual-checkpoint/1"
 
