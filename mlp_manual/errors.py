@@ -67,10 +67,14 @@ _SHORT.maxlevel = 3
 
 
 def short_repr(value) -> str:
-    """``repr(value)`` for a message, at most about SHOWN_CHARACTERS long: a long string, a long
-    list or a deep structure is cut with ``...``, without building its whole repr first (a value
-    from a YAML document may share one list a million times)."""
-    text = _SHORT.repr(value)
+    """``repr(value)`` for a message, at most SHOWN_CHARACTERS long: a long string, a long list
+    or a deep structure is cut with ``...``, without building its whole repr first (a value from
+    a YAML document may share one list a million times)."""
+    return short_text(_SHORT.repr(value))
+
+
+def short_text(text: str) -> str:
+    """``text`` for a message, cut with ``...`` to SHOWN_CHARACTERS."""
     return text if len(text) <= SHOWN_CHARACTERS else text[:SHOWN_CHARACTERS - 3] + "..."
 
 

@@ -16,8 +16,10 @@ from mlp_manual.datasets.csvfile import read_csv
 from mlp_manual.errors import MLPManualError
 from mlp_manual.model import Model
 from mlp_manual.runs.checkpoint import load_checkpoint, restore
+from mlp_manual.runs.metrics import write_metrics
 from mlp_manual.runs.model_file import load_model
 from mlp_manual.training.experiment import prepare
+from mlp_manual.training.state_checks import is_count
 from mlp_manual.training.trainer import Trainer
 
 FILES = Path(__file__).parent / "bad_inputs" / "files"
@@ -211,30 +213,50 @@ CHECKPOINT_META = json.loads(str(CHECKPOINT_ARRAYS["__meta__"]))
 XOR = load_config(FILES / "xor.yaml")
 
 
-@pytest.fixture(scope="module")
-def xor_experiment():
-    return prepare(XOR)
+def rewound(meta: dict, epochs: int) -> dict:
+    """The checkpoint's ``meta`` as it would be after ``epochs`` (1 or 2) of its 2 epochs: the
+    history cut, the best epoch the best of those (the training loss fell every epoch)."""
+    history = {k: v[:epochs] for k, v in meta["history"].items()}
+    best = {"epoch": epochs, "metrics": {k: v[-1] for k, v in history.items()}}
+    return {**meta, "epoch": epochs, "step": epochs, "history": history, "best": best,
+            "best_value": history["train_loss"][-1], "bad_epochs": 0}
+
+
+XOR_LONGER = load_config(FILES / "xor.yaml", ["training.epochs=4"])
 
 
 @settings(FUZZ, max_examples=40)
 @given(data=st.data())
-def test_resuming_from_a_checkpoint_with_mutated_meta(xor_experiment, data):
-    meta = json.loads(json.dumps(CHECKPOINT_META))
-    for key in data.draw(st.lists(st.sampled_from(sorted(meta)), min_size=1, max_size=2)):
-        meta[key] = data.draw(json_values if key != "epoch_state" else json_values | st.fixed_dictionaries(
-            {"next_batch": st.integers(-1, 9), "loss_sum": st.floats(), "correct": st.integers(-1, 9),
+def test_resuming_from_a_checkpoint_with_mutated_meta(data):
+    epochs = data.draw(st.sampled_from([1, 2]))
+    meta = rewound(CHECKPOINT_META, epochs)
+    for key in data.draw(st.lists(st.sampled_from(sorted(meta)), max_size=3)):
+        near = st.sampled_from([rewound(CHECKPOINT_META, 1)[key], rewound(CHECKPOINT_META, 2)[key]])
+        meta[key] = data.draw(near | json_values | st.integers(0, 4) | st.fixed_dictionaries(
+            {"next_batch": st.integers(-1, 2), "loss_sum": st.floats(0, 3), "correct": st.integers(-1, 5),
              "seconds": st.floats(0, 1)}))
-    arrays = dict(CHECKPOINT_ARRAYS, __meta__=np.array(json.dumps(meta)))
+    arrays = dict(CHECKPOINT_ARRAYS, __meta__=np.array(json.dumps(meta)), **{"optim/t": np.array(meta["step"]
+                                                                                   if is_count(meta["step"]) else 0)})
     if data.draw(st.booleans()):
-        arrays["epoch_order"] = np.array(data.draw(st.lists(st.integers(-2, 5), max_size=5)), dtype=np.int64)
+        arrays["epoch_order"] = np.array(data.draw(st.permutations(range(4)) | st.lists(st.integers(-2, 5), max_size=5)),
+                                         dtype=np.int64)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "checkpoint.npz"
         path.write_bytes(npz_bytes(arrays))
         ckpt = only_our_errors(load_checkpoint, path)
-        if ckpt is not None:
-            exp = xor_experiment
-            trainer = Trainer(exp.model, exp.loss, XOR, np.random.default_rng(0))
-            only_our_errors(restore, trainer, ckpt, path, len(exp.data.X_train))
+        if ckpt is None:
+            return
+        exp = prepare(XOR_LONGER)
+        trainer = Trainer(exp.model, exp.loss, XOR_LONGER, np.random.default_rng(0))
+        try:
+            restore(trainer, ckpt, path, len(exp.data.X_train), validation=False)
+        except MLPManualError:
+            return
+        # a checkpoint that is accepted trains to the end and writes its metrics
+        history = trainer.fit(exp.data.X_train, exp.data.y_train)
+        assert history["epoch"] == [1, 2, 3, 4] and {len(column) for column in history.columns.values()} == {4}
+        write_metrics(Path(tmp), history.columns)
+        assert len((Path(tmp) / "metrics.csv").read_text().splitlines()) == 5
 
 
 def test_the_fuzzed_fixtures_are_valid():

@@ -13,7 +13,7 @@ import typing
 
 import yaml
 
-from ..errors import ConfigError, did_you_mean, short_repr
+from ..errors import ConfigError, did_you_mean, short_repr, short_text
 from .bounded_yaml import LimitExceeded, load_bounded
 from .memory import check_memory
 from .schema import Config
@@ -175,7 +175,7 @@ def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
         for text in overrides:
             path, value = parse_override(text)
             _apply_override(raw, path, value, text)
-        source = f"{source} with --set {' '.join(overrides)}"
+        source = f"{source} with --set {short_text(' '.join(overrides))}"
         cfg = _build(Config, raw, "", source)
     check_memory(cfg, source)
     return cfg

@@ -6,6 +6,7 @@ with a test split), mistakes.png (image datasets), and with diagnostics
 diagnostics.csv, grad_norms.png, update_ratio.png, activations.png.
 """
 
+import re
 import signal
 import time
 from collections.abc import Callable
@@ -33,14 +34,20 @@ RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "checkpo
 
 def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Path:
     """Create the run folder: ``out``, or ``runs/<name>-<timestamp>``. A non-empty folder is
-    refused unless ``overwrite``, in which case the files of an earlier run are removed."""
+    refused unless ``overwrite``, in which case the files of an earlier run are removed.
+
+    In the default folder, ``name`` keeps only letters, digits, ``.``, ``_`` and ``-`` (any
+    other run of characters, a path separator included, becomes one ``-``), loses its leading
+    dots and dashes, and is cut to 80 bytes, so the folder is always one new entry of ``runs/``.
+    """
     if out is None:
+        safe = re.sub(r"[^\w.-]+", "-", name).lstrip(".-").encode()[:80].decode(errors="ignore") or "run"
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        path = Path("runs") / f"{name}-{stamp}"
+        path = Path("runs") / f"{safe}-{stamp}"
         n = 1
         while path.exists():
             n += 1
-            path = Path("runs") / f"{name}-{stamp}-{n}"
+            path = Path("runs") / f"{safe}-{stamp}-{n}"
     else:
         path = Path(out)
     if path.exists() and not path.is_dir():
@@ -142,7 +149,7 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
             files.write_text(run_dir / "diagnostics.csv", recorder.csv())
 
     if resume:
-        restore(trainer, ckpt, run_dir / "checkpoint.npz", len(d.X_train))
+        restore(trainer, ckpt, run_dir / "checkpoint.npz", len(d.X_train), validation=d.X_val is not None)
         stopped = trainer.early_stopping.stopped
         if stopped or (trainer.epoch >= cfg.training.epochs and trainer.position is None):
             why = "it stopped early" if stopped else f"it ran all {cfg.training.epochs} epochs"
