@@ -104,10 +104,14 @@ def _check_arrays(trainer: Trainer, meta: dict, arrays: dict, path) -> None:
     wanted.update({f"best/{k}": v for k, v in expected.items() if meta["best"]})
     wanted.update({f"optim/{s}/{k}": v for s in (optimizer.used_slots() if t > 0 else ()) for k, v in params.items()})
     strange = [k for k in arrays if k not in wanted and k not in ("optim/t", "epoch_order")]
-    foreign = [k for k in strange if k.startswith("optim/")]
+    foreign = [k for k in strange if k.startswith("optim/") and k.split("/")[1] not in optimizer.slots]
     if foreign:
         raise ModelFileError(f"{path}: the checkpoint's optimizer state does not match the run's optimizer "
                              f"{trainer.cfg.optimizer.name} ({short_repr(foreign[0])})")
+    kept = [k for k in strange if k.startswith("optim/")]
+    if kept:
+        raise ModelFileError(f"{path}: damaged checkpoint (optimizer state {short_repr(kept[0])} "
+                             f"{'before the first step' if t == 0 else 'that this optimizer never keeps'})")
     if strange:
         raise ModelFileError(f"{path}: damaged checkpoint (unexpected array {short_repr(strange[0])})")
     for name, like in wanted.items():

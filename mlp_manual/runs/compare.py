@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-import yaml
+from ..config.bounded_yaml import read_yaml
+from ..errors import ConfigError
 
 
 def _flatten(d, prefix=""):
@@ -24,8 +25,8 @@ def run_labels(run_dirs: list[Path]) -> list[str]:
     for d in run_dirs:
         path = Path(d) / "config.yaml"
         try:
-            raw = yaml.safe_load(path.read_text()) if path.is_file() else {}
-        except yaml.YAMLError:
+            raw = read_yaml(path) if path.is_file() else {}
+        except ConfigError:
             raw = {}
         configs.append(_flatten(raw if isinstance(raw, dict) else {}))
     keys = sorted({k for c in configs for k in c} - {"name"})

@@ -4,6 +4,7 @@ Every file is small and deterministic; the cases in ../cases.yaml copy them into
 folder before running a command.
 """
 
+import json
 import shutil
 import sys
 import tempfile
@@ -41,6 +42,27 @@ def main() -> None:
         arrays = {k: f[k] for k in f.files}
     arrays["layers.0.W"] = np.full_like(arrays["layers.0.W"], np.nan)
     np.savez(HERE / "nan-model.npz", **arrays)
+    damaged_files()
+
+
+def damaged_files() -> None:
+    """Checkpoints and a model with one field damaged, made from xor-checkpoint.npz and xor-model.npz."""
+    with np.load(HERE / "xor-checkpoint.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    meta = json.loads(str(arrays["__meta__"]))
+    history = meta["history"]
+
+    def save(name, changes=None, **fields):
+        np.savez(HERE / name, **{**arrays, **(changes or {}), "__meta__": np.array(json.dumps({**meta, **fields}))})
+
+    save("ragged-history-checkpoint.npz", history={**history, "train_loss": history["train_loss"][:1]})
+    save("position-beyond-checkpoint.npz", {"epoch_order": np.arange(4), "optim/t": np.array(7)}, step=7,
+         epoch_state={"next_batch": 5, "loss_sum": 2.5, "correct": 2, "seconds": 0.1})
+    without_moment = {k: v for k, v in arrays.items() if k != "optim/v/layers.2.b"}
+    np.savez(HERE / "moment-missing-checkpoint.npz", **without_moment)
+    with np.load(HERE / "xor-model.npz") as f:
+        model = {k: f[k] for k in f.files}
+    np.savez(HERE / "void-model.npz", **{**model, "layers.0.W": np.zeros((2, 8), "V4")})
 
 
 if __name__ == "__main__":
