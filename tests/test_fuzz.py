@@ -3,15 +3,21 @@
 
 import io
 import json
+import os
 import tempfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from mlp_manual import files
 from mlp_manual.config import Config, config_from_dict, load_config, parse_override
+from mlp_manual.config.bounded_yaml import MAX_DEPTH, MAX_VALUES, load_bounded
+from mlp_manual.config.memory import check_memory
 from mlp_manual.datasets.csvfile import read_csv
 from mlp_manual.errors import MLPManualError
 from mlp_manual.model import Model
@@ -81,6 +87,37 @@ def test_load_config_of_any_text_gives_a_config_or_a_config_error(text):
         path.write_text(text, encoding="utf-8")
         cfg = only_our_errors(load_config, path)
     assert cfg is None or isinstance(cfg, Config)
+
+
+def measure(value, seen=None) -> tuple[int, int]:
+    """(values, depth) of a parsed document with every alias expanded, each shared list counted
+    once per place it occurs."""
+    seen = {} if seen is None else seen
+    if id(value) in seen:
+        return seen[id(value)]
+    children = [*value.keys(), *value.values()] if isinstance(value, dict) else value if isinstance(value, list) else None
+    if children is None:
+        return 1, 0
+    counts = [measure(c, seen) for c in children]
+    seen[id(value)] = (1 + sum(n for n, _ in counts), 1 + max((d for _, d in counts), default=0))
+    return seen[id(value)]
+
+
+alias_documents = st.lists(st.tuples(st.integers(1, 12), st.integers(1, 5)), min_size=1, max_size=12).map(
+    lambda levels: "".join(f"a{i}: &a{i} " + ("[" * depth) + (", ".join([f"*a{i - 1}"] * width) if i else "x")
+                           + ("]" * depth) + "\n" for i, (width, depth) in enumerate(levels)))
+
+
+@FUZZ
+@given(alias_documents | st.lists(yaml_fragments | st.sampled_from(["&b ", "*b", "<<: ", "[*a, *a, *a]", "{a: *a}"]),
+                                  max_size=25).map("".join))
+def test_a_document_the_bounded_loader_returns_is_within_its_bounds(text):
+    try:
+        doc = load_bounded(text)
+    except yaml.YAMLError:
+        return
+    values, depth = measure(doc)
+    assert values <= MAX_VALUES and depth <= MAX_DEPTH
 
 
 override_keys = st.lists(st.sampled_from(["model", "layers", "0", "1", "2", "7", "-1", "²", "units", "type",
@@ -278,3 +315,56 @@ def test_idx_reader_gives_an_array_or_a_data_error(data):
     idx = pytest.importorskip("mlp_manual.datasets.idx")
     out = only_our_errors(idx.parse_idx, data, "fuzz.idx")
     assert out is None or isinstance(out, np.ndarray)
+
+
+sizes = st.integers(1, 10**30) | st.sampled_from([1, 2, 300, 10**6, 10**9, 10**12])
+
+
+@FUZZ
+@given(st.sampled_from(["xor", "moons", "spirals", "sine", "csv", "digits"]), sizes, sizes, sizes, sizes,
+       st.sampled_from(["float32", "float64"]))
+def test_any_size_in_a_config_gives_a_config_within_memory_or_a_config_error(data, n, copies, units, batch, dtype):
+    raw = {"dtype": dtype, "data": {"name": data, "n_samples": n, "copies": copies},
+           "model": {"layers": [{"type": "linear", "units": units}, "relu", {"type": "linear"}]},
+           "training": {"batch_size": batch}}
+    cfg = only_our_errors(config_from_dict, raw, "fuzz.yaml")
+    if cfg is not None:
+        check_memory(cfg)
+
+
+npy_descrs = st.sampled_from(["<f4", "<f8", "<i8", "|u1", "|b1", "<U3", "<U0", "|S0", "|V4", "|V0", "<M8[s]", "|O",
+                              "<c16", "[('a', '<f4')]", "[('a', '|O')]"])
+
+
+@FUZZ
+@given(npy_descrs, st.lists(st.integers(0, 2**40) | st.integers(0, 5), max_size=3).map(tuple),
+       st.integers(0, 300), st.booleans())
+def test_an_npz_member_is_read_within_the_bytes_the_file_holds(descr, shape, body, deflate):
+    header = io.BytesIO()
+    descr = eval(descr) if descr.startswith("[") else descr
+    np.lib.format.write_array_header_1_0(header, {"descr": descr, "fortran_order": False, "shape": shape})
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED) as zf:
+        zf.writestr("W.npy", header.getvalue() + bytes(body))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "m.npz"
+        path.write_bytes(archive.getvalue())
+        arrays = only_our_errors(files.read_npz, path)
+    if arrays is not None:
+        assert arrays["W"].nbytes <= body and arrays["W"].dtype.kind in "biufcSU"
+
+
+@FUZZ
+@given(st.text(max_size=300))
+def test_the_default_run_folder_of_any_name_is_one_new_entry_of_runs(name):
+    from mlp_manual.runs.run import make_run_dir
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            path = make_run_dir(None, name)
+            assert path.parent == Path("runs") and path.is_dir() and len(path.name.encode()) <= 100
+            assert [p.name for p in (Path(tmp) / "runs").iterdir()] == [path.name]
+        finally:
+            os.chdir(cwd)

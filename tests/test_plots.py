@@ -101,3 +101,13 @@ def test_a_bad_argument_is_refused_before_matplotlib_is_imported(tmp_path, modul
     proc = subprocess.run([sys.executable, "-c", REFUSE.format(module=module), *(a.format(run=run) for a in args)],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.stdout.split() == ["1", "False"], proc.stderr
+
+
+def test_a_long_title_is_cut_before_the_figure_is_written(tmp_path):
+    """A run's name may be 255 characters long; the image must not stretch to fit it."""
+    fig, ax = plt.subplots()
+    ax.set_title("n" * 255 + ": loss")
+    fig.suptitle("short")
+    curves.save(fig, tmp_path / "loss.png")
+    assert ax.get_title() == "n" * 97 + "..." and fig.texts[0].get_text() == "short"
+    assert plt.imread(tmp_path / "loss.png").shape[1] < 1200  # about 2700 pixels wide uncut

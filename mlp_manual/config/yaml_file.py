@@ -16,6 +16,8 @@ def load_config(path: str | os.PathLike, overrides=()) -> Config:
     defaults to the file's stem."""
     path = Path(path)
     raw = read_yaml(path)
+    if raw is None:  # an empty or comment-only file: every default
+        raw = {}
     if isinstance(raw, dict) and "name" not in raw:
         raw = {"name": path.stem, **raw}
     return config_from_dict(raw, str(path), overrides)
