@@ -5,7 +5,13 @@ import pytest
 import yaml
 
 from mlp_manual.config import ConfigError, load_config, parse_override
-from mlp_manual.config.bounded_yaml import MAX_BYTES, MAX_DEPTH, MAX_VALUES, LimitExceeded, load_bounded
+from mlp_manual.config.bounded_yaml import (
+    MAX_BYTES,
+    MAX_DEPTH,
+    MAX_VALUES,
+    LimitExceeded,
+    load_bounded,
+)
 from mlp_manual.errors import short_repr, short_text
 from mlp_manual.runs.compare import run_labels
 

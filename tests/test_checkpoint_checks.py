@@ -46,12 +46,14 @@ POSITION = {"next_batch": 1, "loss_sum": 2.5, "correct": 2, "seconds": 0.1}
     (damaged({"history": {**H, "train_loss": H["train_loss"][:1]}}), "history column train_loss has 1 entries"),
     (damaged({"history": {k: v * 2 for k, v in H.items()}}), "history column epoch has 4 entries for 2 epochs"),
     (damaged({"history": {**H, "lr": ["fast", "slow"]}}), "history column lr holds ['fast', 'slow'], not numbers"),
-    (damaged({"history": {**H, "val_loss": [0.1, 0.1]}}), "history columns ['epoch', 'lr', 'train_loss', 'train_acc', "
-                                                            "'seconds', 'val_loss'], expected"),
+    (damaged({"history": {**H, "val_loss": [0.1, 0.1]}}), ("history columns ['epoch', 'lr', 'train_loss', 'train_acc', "
+                                                            "'seconds', 'val_loss'], expected")),
     (damaged({"epoch": 9}), "epoch 9, but the run's config has 4 epochs"),
     (damaged({"step": 3}, {"optim/t": np.array(3)}), "step 3, but 2 epochs of 1 batches make 2"),
     (damaged({"best": {**CKPT["meta"]["best"], "epoch": 5}}), "best epoch 5 is not one of the 2 epochs run"),
     (damaged({"best_value": 0.5}), "best value 0.5 is not the train_loss of the best epoch"),
+    (damaged({"best": {"epoch": 2, "metrics": {k: "low" for k in H}}}),
+     "the best epoch's metrics are not those of epoch 2 in the history"),
     (damaged({"bad_epochs": 1}), "1 epochs without improvement, but the best epoch 2 is 0 epochs back"),
     (damaged({"step": 7, "epoch_state": {**POSITION, "next_batch": 5}}, {"optim/t": np.array(7),
                                                                            "epoch_order": np.arange(4)}),

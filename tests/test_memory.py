@@ -3,8 +3,7 @@ loaded, against a limit tied to the machine, with the value at fault in the mess
 
 import pytest
 
-from mlp_manual.config import Config, ConfigError, config_from_dict, load_config
-from mlp_manual.config import memory
+from mlp_manual.config import Config, ConfigError, config_from_dict, load_config, memory
 from mlp_manual.config.memory import check_memory, memory_limit, readable_bytes
 from mlp_manual.training.experiment import prepare
 
@@ -17,20 +16,20 @@ def limit(monkeypatch):
 
 @pytest.mark.parametrize("raw, message", [
     ({"data": {"name": "moons", "n_samples": 10**7}},
-     "x.yaml: data.n_samples 10000000 needs about 1.44 GB for its data, more than the 100 MB a run may use "
-     "(a test limit)"),
+     ("x.yaml: data.n_samples 10000000 needs about 1.44 GB for its data, more than the 100 MB a run may use "
+     "(a test limit)")),
     ({"data": {"name": "xor", "copies": 10**6}},
      "x.yaml: data.copies 1000000 needs about 576 MB for its data, more than the 100 MB a run may use (a test limit)"),
     ({"model": {"layers": [{"type": "linear", "units": 10**7}, {"type": "linear"}]}},
-     "x.yaml: model.layers[0].units 10000000 needs about 72 GB for the activations and gradients of a batch, "
-     "more than the 100 MB a run may use (a test limit)"),
+     ("x.yaml: model.layers[0].units 10000000 needs about 72 GB for the activations and gradients of a batch, "
+     "more than the 100 MB a run may use (a test limit)")),
     ({"model": {"layers": [{"type": "linear", "units": 3000}, "relu", {"type": "linear", "units": 3000},
                            {"type": "linear"}]}},
-     "x.yaml: model.layers[2].units 3000 needs about 144 MB for its weights (the whole run about 187 MB), more than "
-     "the 100 MB a run may use (a test limit)"),
+     ("x.yaml: model.layers[2].units 3000 needs about 144 MB for its weights (the whole run about 187 MB), more than "
+     "the 100 MB a run may use (a test limit)")),
     ({"data": {"name": "blobs", "n_samples": 200_000}, "training": {"batch_size": 200_000}},
-     "x.yaml: training.batch_size 200000 needs about 86.4 MB for the activations and gradients of a batch (the "
-     "whole run about 115 MB), more than the 100 MB a run may use (a test limit)"),
+     ("x.yaml: training.batch_size 200000 needs about 86.4 MB for the activations and gradients of a batch (the "
+     "whole run about 115 MB), more than the 100 MB a run may use (a test limit)")),
 ])
 def test_a_config_asking_for_too_much_memory_names_the_value(limit, raw, message):
     with pytest.raises(ConfigError) as e:
@@ -65,8 +64,8 @@ def test_the_defaults_and_the_shipped_configs_fit():
 
 
 def test_the_limit_is_half_the_memory_and_half_an_address_space_limit(monkeypatch):
-    import resource
     import os
+    import resource
 
     physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     monkeypatch.setattr(resource, "getrlimit", lambda what: (resource.RLIM_INFINITY, resource.RLIM_INFINITY))

@@ -154,12 +154,12 @@ def _apply_override(raw: dict, path: list[str], value, text: str) -> None:
             raise ConfigError(f"--set {short_repr(text)}: {'.'.join(path[:depth + 1])} is a value, not a section")
 
 
-def _copy(value):
-    """A deep copy of a parsed document, lists for tuples (as YAML would give them)."""
+def plain(value):
+    """A deep copy of a document in plain YAML types: dicts, and lists for lists and tuples."""
     if isinstance(value, dict):
-        return {k: _copy(v) for k, v in value.items()}
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_copy(v) for v in value]
+        return [plain(v) for v in value]
     return value
 
 
@@ -169,7 +169,7 @@ def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config must be a mapping of sections, got {type(raw).__name__}")
-    raw = _copy(raw)  # that overrides can change
+    raw = plain(raw)  # a copy that overrides can change
     cfg = _build(Config, raw, "", source)  # errors in the file are reported against the file
     if overrides:
         for text in overrides:

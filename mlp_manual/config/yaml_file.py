@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from .bounded_yaml import read_yaml
-from .parse import config_from_dict
+from .parse import config_from_dict, plain
 from .schema import Config
 
 
@@ -25,12 +25,6 @@ def load_config(path: str | os.PathLike, overrides=()) -> Config:
 
 def config_to_dict(cfg: Config) -> dict:
     """The fully resolved config as plain YAML-able types (tuples become lists)."""
-    def plain(v):
-        if isinstance(v, dict):
-            return {k: plain(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [plain(x) for x in v]
-        return v
     return plain(dataclasses.asdict(cfg))
 
 

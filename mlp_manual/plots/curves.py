@@ -10,7 +10,6 @@ from matplotlib.colors import ListedColormap
 
 from ..files import atomic_path
 
-
 TITLE_CHARACTERS = 100
 
 

@@ -6,6 +6,8 @@ under the ``__meta__`` keys ``best``, ``best_value``, ``bad_epochs``, ``stopped_
 arrays ``best/<model state name>``.
 """
 
+import math
+
 import numpy as np
 
 from ..config import EarlyStoppingConfig
@@ -111,4 +113,4 @@ class EarlyStopping:
 
 def _same(a, b) -> bool:
     """Equal numbers, NaN equal to NaN (a JSON round trip keeps every other float exact)."""
-    return a == b or (a != a and b != b)
+    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))

@@ -404,8 +404,8 @@ def cases(root: Path) -> list[Case]:
         out.append(Case(f"metrics/{label}", f, ["mlp-plot", "a", "b", "--out", "cmp.png"], "a"))
     for label, text in [("empty", ""), ("comment-only", "# nothing here\n"), ("bom-csv", None),
                         ("merge-key", "optimizer: {<<: {lr: 0.1, name: sgd}, lr: 0.05}\ntraining: {epochs: 2}\n"),
-                        ("alias-reuse", "model: {layers: [&h {type: linear, units: 8}, relu, *h, relu, {type: linear}]}\n"
-                                        "training: {epochs: 2}\n")]:
+                        ("alias-reuse", ("model: {layers: [&h {type: linear, units: 8}, relu, *h, relu, {type: linear}]}\n"
+                                        "training: {epochs: 2}\n"))]:
         f = folder("valid", label)
         if text is None:
             (f / "d.csv").write_bytes("\ufeffx,y,label\n1,2,a\n3,4,b\n5,6,a\n7,8,b\n".encode())
