@@ -6,6 +6,7 @@ Every one is a ``ValueError`` so that callers who do not know our types still ca
 
 import difflib
 import re
+import reprlib
 
 
 class MLPManualError(ValueError):
@@ -82,6 +83,25 @@ def closest(word: str, options, cutoff: float = 0.6) -> str | None:
         return "".join(p[0] for p in parts).lower() if len(parts) > 1 else None
 
     return next((o for o in options if o.lower() == initials(word) or initials(o) == word.lower()), None)
+
+
+SHOWN_CHARACTERS = 120
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = _SHORT.maxlong = 60
+_SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxdict = _SHORT.maxset = 6
+_SHORT.maxlevel = 3
+
+
+def short_repr(value) -> str:
+    """``repr(value)`` for a message, at most SHOWN_CHARACTERS long: a long string, a long list
+    or a deep structure is cut with ``...``, without building its whole repr first (a value from
+    a YAML document may share one list a million times)."""
+    return short_text(_SHORT.repr(value))
+
+
+def short_text(text: str) -> str:
+    """``text`` for a message, cut with ``...`` to SHOWN_CHARACTERS."""
+    return text if len(text) <= SHOWN_CHARACTERS else text[:SHOWN_CHARACTERS - 3] + "..."
 
 
 def did_you_mean(word: str, options, prefix: str = "") -> str:

@@ -1,17 +1,26 @@
-"""Atomic file writes: every file is written under a temporary name and moved into place.
+"""Safe file I/O: atomic writes, and ``.npz`` archives read without pickle within their bytes.
 
-A reader (or a process killed half-way) therefore sees either the old file or the new one,
-never a half-written one.
+Every file is written under a temporary name and moved into place, so a reader (or a process
+killed half-way) sees either the old file or the new one, never a half-written one. An ``.npz``
+is read member by member, each checked against the bytes the archive holds before anything is
+allocated for it, so a damaged or hostile file cannot make the program ask for more memory
+than the file holds.
 """
 
 import contextlib
 import json
+import math
 import os
+import struct
 import tempfile
+import zipfile
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+
+from .errors import ModelFileError
 
 
 @contextlib.contextmanager
@@ -92,3 +101,76 @@ def write_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as f:
             np.savez(f, **arrays)
+
+
+MAX_DEFLATE_RATIO = 1100  # zlib cannot expand data by more than about 1032 times
+LOADED_KINDS = "biufcSU"  # booleans, numbers and text; never objects, records (void) or dates
+
+
+def read_npz(path: str | os.PathLike, what: str = "model") -> dict[str, np.ndarray]:
+    """Read every array of an ``.npz`` without pickle, turning every failure into ModelFileError
+    naming ``path`` and ``what`` the file should be ("model", "checkpoint").
+
+    Each member's ``.npy`` header is checked before its array is allocated: a dtype that holds
+    numbers or text with items of non-zero size, and exactly as many bytes (header plus
+    itemsize x elements) as the zip directory says the member holds, which itself is at most
+    what the archive's size can hold once inflated.
+    """
+    if not os.path.exists(path):
+        raise ModelFileError(f"{path}: no such {what} file")
+    if not os.path.isfile(path):
+        raise ModelFileError(f"{path}: is not a file, expected a {what} .npz")
+    size = os.path.getsize(path)
+    if size == 0:
+        raise ModelFileError(f"{path}: the {what} file is empty")
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return {_array_name(info.filename, path, what): _read_member(zf, info, size, path, what)
+                    for info in zf.infolist()}
+    except ModelFileError:
+        raise
+    except zipfile.BadZipFile:
+        raise ModelFileError(f"{path}: not a readable {what} file (not a complete .npz archive: truncated, "
+                             "damaged, or another format)") from None
+    except (OSError, ValueError, EOFError, KeyError, zipfile.LargeZipFile, NotImplementedError, RuntimeError,
+            zlib.error, struct.error, OverflowError, MemoryError) as e:
+        raise ModelFileError(f"{path}: not a readable {what} file ({type(e).__name__}: {e})") from None
+
+
+def _array_name(filename: str, path, what: str) -> str:
+    if not filename.endswith(".npy"):
+        raise ModelFileError(f"{path}: not a {what} file (archive member {filename!r} is not a .npy array)")
+    return filename[:-4]
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int, path, what: str) -> np.ndarray:
+    """One ``.npy`` member, after checking that its header describes exactly the bytes stored."""
+    limit = archive_size * (1 if info.compress_type == zipfile.ZIP_STORED else MAX_DEFLATE_RATIO)
+    if info.file_size > limit:
+        raise ModelFileError(f"{path}: damaged {what} file ({info.filename} claims {info.file_size} bytes, "
+                             f"more than the {archive_size}-byte file can hold)")
+    with zf.open(info) as f:
+        version = np.lib.format.read_magic(f)
+        if version not in ((1, 0), (2, 0), (3, 0)):
+            raise ModelFileError(f"{path}: damaged {what} file ({info.filename} has .npy version {version})")
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = read_header(f)
+        _check_dtype(dtype, info.filename, path, what)
+        if any(not isinstance(n, int) or n < 0 for n in shape):
+            raise ModelFileError(f"{path}: damaged {what} file ({info.filename} has shape {shape})")
+        needed = f.tell() + math.prod(shape) * dtype.itemsize  # bytes, in Python integers: no overflow
+    if needed != info.file_size:
+        raise ModelFileError(f"{path}: damaged {what} file ({info.filename} should hold {needed} bytes, "
+                             f"holds {info.file_size})")
+    with zf.open(info) as f:
+        return np.lib.format.read_array(f, allow_pickle=False)
+
+
+def _check_dtype(dtype: np.dtype, member: str, path, what: str) -> None:
+    """Refuse objects (pickle), records and raw bytes (void), dates, and items of zero size."""
+    if dtype.hasobject:
+        raise ModelFileError(f"{path}: not a {what} file ({member} holds Python objects, which are never loaded)")
+    if dtype.kind not in LOADED_KINDS:
+        raise ModelFileError(f"{path}: not a {what} file ({member} holds {dtype} items, not numbers or text)")
+    if dtype.itemsize == 0:
+        raise ModelFileError(f"{path}: damaged {what} file ({member} holds items of zero size ({dtype}))")

@@ -33,6 +33,7 @@ class Optimizer:
     """Base class: the step loop, L2 weight decay, and the state dict."""
 
     slots: tuple[str, ...] = ()
+    non_negative: tuple[str, ...] = ()  # slots that are running averages of squares
 
     def __init__(self, weight_decay: float = 0.0):
         self.weight_decay = float(weight_decay)
@@ -70,6 +71,10 @@ class Optimizer:
     def update(self, name: str, p: np.ndarray, g: np.ndarray, lr: float) -> None:
         raise NotImplementedError
 
+    def used_slots(self) -> tuple[str, ...]:
+        """The slots every parameter has after the first step (``slot`` creates them then)."""
+        return self.slots
+
     def state_arrays(self) -> dict[str, np.ndarray]:
         """Flat arrays for a checkpoint: ``t`` and ``<slot>/<param name>``."""
         out = {"t": np.array(self.state["t"])}
@@ -94,6 +99,9 @@ class SGD(Optimizer):
     def __init__(self, momentum: float = 0.0, nesterov: bool = False, weight_decay: float = 0.0):
         super().__init__(weight_decay)
         self.momentum, self.nesterov = float(momentum), nesterov
+
+    def used_slots(self):
+        return self.slots if self.momentum else ()
 
     def update(self, name, p, g, lr):
         w = self.work(name, p)
@@ -135,6 +143,7 @@ class RMSProp(Optimizer):
     """s = rho * s + (1 - rho) g^2;  p -= lr * g / (sqrt(s) + eps)."""
 
     slots = ("square_avg",)
+    non_negative = ("square_avg",)
 
     def __init__(self, rho: float = 0.9, eps: float = 1e-8, weight_decay: float = 0.0):
         super().__init__(weight_decay)
@@ -151,6 +160,7 @@ class Adam(Optimizer):
     p -= lr * m_hat / (sqrt(v_hat) + eps), with m_hat = m / (1 - b1^t), v_hat = v / (1 - b2^t)."""
 
     slots = ("m", "v")
+    non_negative = ("v",)
 
     def __init__(self, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8, weight_decay: float = 0.0):
         super().__init__(weight_decay)

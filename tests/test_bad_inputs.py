@@ -12,7 +12,16 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from mlp_manual.cli import data, evaluate, explain, export, gradcheck, plot, predict, train
+from mlp_manual.cli import (
+    data,
+    evaluate,
+    explain,
+    export,
+    gradcheck,
+    plot,
+    predict,
+    train,
+)
 
 HERE = Path(__file__).parent / "bad_inputs"
 CASES = yaml.safe_load((HERE / "cases.yaml").read_text(encoding="utf-8"))

@@ -196,3 +196,23 @@ def test_without_early_stopping_the_test_metrics_come_from_the_final_weights(tmp
     assert summary["weights"] == {"source": "final", "epoch": 4} and summary["stop_reason"] is None
     result = run("--config", "configs/xor.yaml", "--out", str(tmp_path / "b"), "-q", "--set", "training.epochs=3")
     assert "; model.npz holds the final weights, epoch 3; run folder: " in result.stdout
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n"])
+def test_an_empty_config_trains_with_defaults_that_fit_together(tmp_path, text):
+    (tmp_path / "c.yaml").write_text(text)
+    result = run("--config", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "run"), "--set", "training.epochs=2")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("c: 240 train / 60 val / 0 test samples, 2 features")
+
+
+@pytest.mark.parametrize("name, folder", [("../../escape", "escape-"), ("a/b\\c d", "a-b-c-d-"), ("..", "run-"),
+                                          (".hidden", "hidden-"), ("é" * 100, "é" * 40 + "-")])
+def test_the_default_run_folder_is_one_safe_entry_of_runs(tmp_path, monkeypatch, name, folder):
+    from mlp_manual.runs.run import make_run_dir
+
+    monkeypatch.chdir(tmp_path)
+    with make_run_dir(None, name) as path:
+        pass
+    assert path.parent == __import__("pathlib").Path("runs") and path.name.startswith(folder)
+    assert list((tmp_path / "runs").iterdir()) == [tmp_path / path] and len(path.name.encode()) <= 80 + 20

@@ -152,3 +152,12 @@ def test_classes_are_called_by_name_or_by_number():
     X, y = np.zeros((2, 1)), np.array([0, 1])
     assert Dataset("d", X, y, n_classes=3).class_names_or_numbers == ("0", "1", "2")
     assert Dataset("d", X, y, n_classes=2, class_names=("cat", "dog")).class_names_or_numbers == ("cat", "dog")
+
+
+@pytest.mark.parametrize("name, key", [("spirals", "arms"), ("blobs", "centers")])
+def test_more_classes_than_points_is_refused_before_generating(name, key):
+    """Each class would be a Python loop turn or an array row: a huge count must not reach them."""
+    with pytest.raises(DataError) as e:
+        load_dataset(DataConfig(name=name, n_samples=300, **{key: 10**12}), np.random.default_rng(0))
+    assert str(e.value) == (f"{name}: data.{key} 1000000000000 is more than the 300 points to generate "
+                            "(data.n_samples); every class needs a point")

@@ -1,7 +1,9 @@
 """Atomic writes: a process killed at any moment leaves every earlier file whole, and files get
-the permissions a plain open() would give them."""
+the permissions a plain open() would give them. Reading an .npz: every member checked in bytes
+before anything is allocated."""
 
 import csv
+import io
 import json
 import os
 import re
@@ -9,12 +11,14 @@ import subprocess
 import sys
 import textwrap
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mlp_manual import files
+from mlp_manual.errors import ModelFileError
 from mlp_manual.runs.model_file import load_model
 
 WRITER = textwrap.dedent("""
@@ -93,3 +97,55 @@ def test_every_file_written_by_the_package_goes_through_files_py():
                  for line in path.read_text(encoding="utf-8").splitlines() if WRITES.search(line)
                  and not any(path.name == f and snippet in line for f, snippet in INTO_ATOMIC_TEMPORARY)]
     assert offenders == []
+
+
+def npz_with_member(name: str, header: dict, body: bytes) -> bytes:
+    """A stored .npz whose member ``name`` has the .npy ``header`` and then ``body``."""
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, header)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zf:
+        zf.writestr(f"{name}.npy", buf.getvalue() + body)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("descr, shape, body, problem", [
+    ("<f4", (2, 3), bytes(24), None),
+    ("<f4", (2, 3), bytes(20), "damaged model file (W.npy should hold 152 bytes, holds 148)"),
+    ("<f4", (1 << 62,), bytes(8), "damaged model file (W.npy should hold 18446744073709551744 bytes, holds 136)"),
+    ("<U0", (1 << 60,), b"", "damaged model file (W.npy holds items of zero size (<U0))"),
+    ("|V8", (2,), bytes(16), "not a model file (W.npy holds |V8 items, not numbers or text)"),
+    ([("a", "<f4")], (2,), bytes(8), "not a model file (W.npy holds [('a', '<f4')] items, not numbers or text)"),
+    ("<M8[s]", (2,), bytes(16), "not a model file (W.npy holds datetime64[s] items, not numbers or text)"),
+    ("|O", (1,), bytes(8), "not a model file (W.npy holds Python objects, which are never loaded)"),
+])
+def test_npz_members_are_checked_in_bytes_before_allocation(tmp_path, descr, shape, body, problem):
+    path = tmp_path / "m.npz"
+    path.write_bytes(npz_with_member("W", {"descr": descr, "fortran_order": False, "shape": shape}, body))
+    if problem is None:
+        assert files.read_npz(path)["W"].shape == shape
+        return
+    with pytest.raises(ModelFileError) as e:
+        files.read_npz(path)
+    assert str(e.value) == f"{path}: {problem}"
+
+
+def test_a_deflated_member_cannot_claim_more_than_the_archive_can_hold(tmp_path):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("W.npy", npy_of(np.zeros(4)))
+    data = bytearray(out.getvalue())
+    central = data.index(b"PK\x01\x02")
+    data[central + 24:central + 28] = (1 << 31).to_bytes(4, "little")  # the directory's uncompressed size
+    path = tmp_path / "m.npz"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ModelFileError) as e:
+        files.read_npz(path, "checkpoint")
+    assert str(e.value) == (f"{path}: damaged checkpoint file (W.npy claims {1 << 31} bytes, more than the "
+                            f"{len(data)}-byte file can hold)")
+
+
+def npy_of(array: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, array)
+    return buf.getvalue()

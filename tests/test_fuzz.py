@@ -3,21 +3,29 @@
 
 import io
 import json
+import os
 import tempfile
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from mlp_manual import files
 from mlp_manual.config import Config, config_from_dict, load_config, parse_override
+from mlp_manual.config.bounded_yaml import MAX_DEPTH, MAX_VALUES, load_bounded
+from mlp_manual.config.memory import check_memory
 from mlp_manual.datasets.csvfile import read_csv
 from mlp_manual.errors import MLPManualError
 from mlp_manual.model import Model
 from mlp_manual.runs.checkpoint import load_checkpoint, restore
+from mlp_manual.runs.metrics import write_metrics
 from mlp_manual.runs.model_file import load_model
 from mlp_manual.training.experiment import prepare
+from mlp_manual.training.state_checks import is_count
 from mlp_manual.training.trainer import Trainer
 
 FILES = Path(__file__).parent / "bad_inputs" / "files"
@@ -79,6 +87,37 @@ def test_load_config_of_any_text_gives_a_config_or_a_config_error(text):
         path.write_text(text, encoding="utf-8")
         cfg = only_our_errors(load_config, path)
     assert cfg is None or isinstance(cfg, Config)
+
+
+def measure(value, seen=None) -> tuple[int, int]:
+    """(values, depth) of a parsed document with every alias expanded, each shared list counted
+    once per place it occurs."""
+    seen = {} if seen is None else seen
+    if id(value) in seen:
+        return seen[id(value)]
+    children = [*value.keys(), *value.values()] if isinstance(value, dict) else value if isinstance(value, list) else None
+    if children is None:
+        return 1, 0
+    counts = [measure(c, seen) for c in children]
+    seen[id(value)] = (1 + sum(n for n, _ in counts), 1 + max((d for _, d in counts), default=0))
+    return seen[id(value)]
+
+
+alias_documents = st.lists(st.tuples(st.integers(1, 12), st.integers(1, 5)), min_size=1, max_size=12).map(
+    lambda levels: "".join(f"a{i}: &a{i} " + ("[" * depth) + (", ".join([f"*a{i - 1}"] * width) if i else "x")
+                           + ("]" * depth) + "\n" for i, (width, depth) in enumerate(levels)))
+
+
+@FUZZ
+@given(alias_documents | st.lists(yaml_fragments | st.sampled_from(["&b ", "*b", "<<: ", "[*a, *a, *a]", "{a: *a}"]),
+                                  max_size=25).map("".join))
+def test_a_document_the_bounded_loader_returns_is_within_its_bounds(text):
+    try:
+        doc = load_bounded(text)
+    except yaml.YAMLError:
+        return
+    values, depth = measure(doc)
+    assert values <= MAX_VALUES and depth <= MAX_DEPTH
 
 
 override_keys = st.lists(st.sampled_from(["model", "layers", "0", "1", "2", "7", "-1", "²", "units", "type",
@@ -244,30 +283,50 @@ CHECKPOINT_META = json.loads(str(CHECKPOINT_ARRAYS["__meta__"]))
 XOR = load_config(FILES / "xor.yaml")
 
 
-@pytest.fixture(scope="module")
-def xor_experiment():
-    return prepare(XOR)
+def rewound(meta: dict, epochs: int) -> dict:
+    """The checkpoint's ``meta`` as it would be after ``epochs`` (1 or 2) of its 2 epochs: the
+    history cut, the best epoch the best of those (the training loss fell every epoch)."""
+    history = {k: v[:epochs] for k, v in meta["history"].items()}
+    best = {"epoch": epochs, "metrics": {k: v[-1] for k, v in history.items()}}
+    return {**meta, "epoch": epochs, "step": epochs, "history": history, "best": best,
+            "best_value": history["train_loss"][-1], "bad_epochs": 0}
+
+
+XOR_LONGER = load_config(FILES / "xor.yaml", ["training.epochs=4"])
 
 
 @settings(FUZZ, max_examples=40)
 @given(data=st.data())
-def test_resuming_from_a_checkpoint_with_mutated_meta(xor_experiment, data):
-    meta = json.loads(json.dumps(CHECKPOINT_META))
-    for key in data.draw(st.lists(st.sampled_from(sorted(meta)), min_size=1, max_size=2)):
-        meta[key] = data.draw(json_values if key != "epoch_state" else json_values | st.fixed_dictionaries(
-            {"next_batch": st.integers(-1, 9), "loss_sum": st.floats(), "correct": st.integers(-1, 9),
+def test_resuming_from_a_checkpoint_with_mutated_meta(data):
+    epochs = data.draw(st.sampled_from([1, 2]))
+    meta = rewound(CHECKPOINT_META, epochs)
+    for key in data.draw(st.lists(st.sampled_from(sorted(meta)), max_size=3)):
+        near = st.sampled_from([rewound(CHECKPOINT_META, 1)[key], rewound(CHECKPOINT_META, 2)[key]])
+        meta[key] = data.draw(near | json_values | st.integers(0, 4) | st.fixed_dictionaries(
+            {"next_batch": st.integers(-1, 2), "loss_sum": st.floats(0, 3), "correct": st.integers(-1, 5),
              "seconds": st.floats(0, 1)}))
-    arrays = dict(CHECKPOINT_ARRAYS, __meta__=np.array(json.dumps(meta)))
+    arrays = dict(CHECKPOINT_ARRAYS, __meta__=np.array(json.dumps(meta)), **{"optim/t": np.array(meta["step"]
+                                                                                   if is_count(meta["step"]) else 0)})
     if data.draw(st.booleans()):
-        arrays["epoch_order"] = np.array(data.draw(st.lists(st.integers(-2, 5), max_size=5)), dtype=np.int64)
+        arrays["epoch_order"] = np.array(data.draw(st.permutations(range(4)) | st.lists(st.integers(-2, 5), max_size=5)),
+                                         dtype=np.int64)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "checkpoint.npz"
         path.write_bytes(npz_bytes(arrays))
         ckpt = only_our_errors(load_checkpoint, path)
-        if ckpt is not None:
-            exp = xor_experiment
-            trainer = Trainer(exp.model, exp.loss, XOR, np.random.default_rng(0))
-            only_our_errors(restore, trainer, ckpt, path, len(exp.data.X_train))
+        if ckpt is None:
+            return
+        exp = prepare(XOR_LONGER)
+        trainer = Trainer(exp.model, exp.loss, XOR_LONGER, np.random.default_rng(0))
+        try:
+            restore(trainer, ckpt, path, len(exp.data.X_train), validation=False)
+        except MLPManualError:
+            return
+        # a checkpoint that is accepted trains to the end and writes its metrics
+        history = trainer.fit(exp.data.X_train, exp.data.y_train)
+        assert history["epoch"] == [1, 2, 3, 4] and {len(column) for column in history.columns.values()} == {4}
+        write_metrics(Path(tmp), history.columns)
+        assert len((Path(tmp) / "metrics.csv").read_text().splitlines()) == 5
 
 
 def test_the_fuzzed_fixtures_are_valid():
@@ -289,3 +348,56 @@ def test_idx_reader_gives_an_array_or_a_data_error(data):
     idx = pytest.importorskip("mlp_manual.datasets.idx")
     out = only_our_errors(idx.parse_idx, data, "fuzz.idx")
     assert out is None or isinstance(out, np.ndarray)
+
+
+sizes = st.integers(1, 10**30) | st.sampled_from([1, 2, 300, 10**6, 10**9, 10**12])
+
+
+@FUZZ
+@given(st.sampled_from(["xor", "moons", "spirals", "sine", "csv", "digits"]), sizes, sizes, sizes, sizes,
+       st.sampled_from(["float32", "float64"]))
+def test_any_size_in_a_config_gives_a_config_within_memory_or_a_config_error(data, n, copies, units, batch, dtype):
+    raw = {"dtype": dtype, "data": {"name": data, "n_samples": n, "copies": copies},
+           "model": {"layers": [{"type": "linear", "units": units}, "relu", {"type": "linear"}]},
+           "training": {"batch_size": batch}}
+    cfg = only_our_errors(config_from_dict, raw, "fuzz.yaml")
+    if cfg is not None:
+        check_memory(cfg)
+
+
+npy_descrs = st.sampled_from(["<f4", "<f8", "<i8", "|u1", "|b1", "<U3", "<U0", "|S0", "|V4", "|V0", "<M8[s]", "|O",
+                              "<c16", "[('a', '<f4')]", "[('a', '|O')]"])
+
+
+@FUZZ
+@given(npy_descrs, st.lists(st.integers(0, 2**40) | st.integers(0, 5), max_size=3).map(tuple),
+       st.integers(0, 300), st.booleans())
+def test_an_npz_member_is_read_within_the_bytes_the_file_holds(descr, shape, body, deflate):
+    header = io.BytesIO()
+    descr = eval(descr) if descr.startswith("[") else descr
+    np.lib.format.write_array_header_1_0(header, {"descr": descr, "fortran_order": False, "shape": shape})
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED if deflate else zipfile.ZIP_STORED) as zf:
+        zf.writestr("W.npy", header.getvalue() + bytes(body))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "m.npz"
+        path.write_bytes(archive.getvalue())
+        arrays = only_our_errors(files.read_npz, path)
+    if arrays is not None:
+        assert arrays["W"].nbytes <= body and arrays["W"].dtype.kind in "biufcSU"
+
+
+@FUZZ
+@given(st.text(max_size=300))
+def test_the_default_run_folder_of_any_name_is_one_new_entry_of_runs(name):
+    from mlp_manual.runs.run import make_run_dir
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cwd = os.getcwd()
+        os.chdir(tmp)
+        try:
+            with make_run_dir(None, name) as path:
+                assert path.parent == Path("runs") and path.is_dir() and len(path.name.encode()) <= 100
+            assert [p.name for p in (Path(tmp) / "runs").iterdir()] == [path.name]
+        finally:
+            os.chdir(cwd)

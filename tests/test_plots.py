@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from conftest import invoke_cli
@@ -207,3 +208,13 @@ def test_one_accuracy_value_is_shown_in_a_range_a_person_reads(tmp_path, figures
     curves.plot_run_curves({"epoch": [1], "train_loss": [0.7], "train_acc": [0.75]}, tmp_path, "xor")
     lo, hi = figures["accuracy.png"].axes[0].get_ylim()
     assert (lo, hi) == pytest.approx((0.725, 0.775))
+
+
+def test_a_long_title_is_cut_before_the_figure_is_written(tmp_path):
+    """A run's name may be 255 characters long; the image must not stretch to fit it."""
+    fig, ax = plt.subplots()
+    ax.set_title("n" * 255 + ": loss")
+    fig.suptitle("short")
+    curves.save(fig, tmp_path / "loss.png")
+    assert ax.get_title() == "n" * 97 + "..." and fig.texts[0].get_text() == "short"
+    assert plt.imread(tmp_path / "loss.png").shape[1] < 1200  # about 2700 pixels wide uncut

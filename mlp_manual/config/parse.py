@@ -13,7 +13,9 @@ import typing
 
 import yaml
 
-from ..errors import ConfigError, closest, did_you_mean
+from ..errors import ConfigError, closest, did_you_mean, short_repr, short_text
+from .bounded_yaml import LimitExceeded, load_bounded
+from .memory import check_memory
 from .schema import Config
 
 
@@ -41,7 +43,7 @@ def _coerce(value, tp, key: str, source: str):
                 return _coerce(value, a, key, source)
             except ConfigError:
                 pass
-        raise ConfigError(f"{source}: {key} must be {_type_name(tp)}, got {value!r}")
+        raise ConfigError(f"{source}: {key} must be {_type_name(tp)}, got {short_repr(value)}")
     if dataclasses.is_dataclass(tp):
         return _build(tp, value, key, source)
     if tp is float and isinstance(value, str) and _SCIENTIFIC.fullmatch(value.strip()):
@@ -52,9 +54,9 @@ def _coerce(value, tp, key: str, source: str):
           str: isinstance(value, str),
           tuple: isinstance(value, (list, tuple))}[tp]
     if not ok:
-        raise ConfigError(f"{source}: {key} must be {_type_name(tp)}, got {value!r}")
+        raise ConfigError(f"{source}: {key} must be {_type_name(tp)}, got {short_repr(value)}")
     if tp is float and not math.isfinite(value):
-        raise ConfigError(f"{source}: {key} must be a finite number, got {value!r}")
+        raise ConfigError(f"{source}: {key} must be a finite number, got {short_repr(value)}")
     return float(value) if tp is float else tuple(value) if tp is tuple else value
 
 
@@ -92,13 +94,14 @@ def _build(cls, raw, where: str, source: str):
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: {where or 'the config'} must be a mapping of keys to values, got {raw!r}")
+        raise ConfigError(f"{source}: {where or 'the config'} must be a mapping of keys to values, "
+                          f"got {short_repr(raw)}")
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
     prefix = f"{where}." if where else ""
     for k in raw:
         if k not in names:
-            raise ConfigError(f"{source}: unknown key '{prefix}{k}'" + _unknown_key(str(k), cls, prefix))
+            raise ConfigError(f"{source}: unknown key {short_repr(prefix + str(k))}" + _unknown_key(str(k), cls, prefix))
     values = {}
     for f in dataclasses.fields(cls):
         if f.name not in raw:
@@ -108,9 +111,9 @@ def _build(cls, raw, where: str, source: str):
         meta = f.metadata
         if meta.get("choices") and v not in meta["choices"]:
             raise ConfigError(f"{source}: {key} must be one of {', '.join(meta['choices'])}; "
-                              f"got {v!r}" + did_you_mean(str(v), meta["choices"]))
+                              f"got {short_repr(v)}" + did_you_mean(str(v), meta["choices"]))
         if meta.get("check") and v is not None and not meta["check"](v):
-            raise ConfigError(f"{source}: {key} must {meta['must']}, got {v!r}")
+            raise ConfigError(f"{source}: {key} must {meta['must']}, got {short_repr(v)}")
         if meta.get("each"):
             try:
                 v = tuple(meta["each"](item, f"{key}[{i}]") for i, item in enumerate(v))
@@ -124,11 +127,13 @@ def parse_override(text: str) -> tuple[list[str], object]:
     """``optimizer.lr=0.05`` -> (["optimizer", "lr"], 0.05); the value is a YAML scalar."""
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
-        raise ConfigError(f"--set {text!r}: expected KEY=VALUE, e.g. optimizer.lr=0.05")
+        raise ConfigError(f"--set {short_repr(text)}: expected KEY=VALUE, e.g. optimizer.lr=0.05")
     try:
-        parsed = yaml.safe_load(value) if value.strip() else None
+        parsed = load_bounded(value) if value.strip() else None
+    except LimitExceeded as e:
+        raise ConfigError(f"--set {short_repr(text)}: the value breaks a limit ({e.problem})") from None
     except yaml.YAMLError as e:
-        raise ConfigError(f"--set {text!r}: the value is not valid YAML ({str(e).splitlines()[0]})") from None
+        raise ConfigError(f"--set {short_repr(text)}: the value is not valid YAML ({str(e).splitlines()[0]})") from None
     return key.strip().split("."), parsed
 
 
@@ -139,7 +144,7 @@ def _apply_override(raw: dict, path: list[str], value, text: str) -> None:
         where = ".".join(path[:depth + 1])
         if isinstance(node, list):
             if not (part.isascii() and part.isdecimal()) or int(part) >= len(node):
-                raise ConfigError(f"--set {text!r}: {where} is not an index into a list of {len(node)}")
+                raise ConfigError(f"--set {short_repr(text)}: {where} is not an index into a list of {len(node)}")
             if last:
                 node[int(part)] = value
                 return
@@ -147,16 +152,16 @@ def _apply_override(raw: dict, path: list[str], value, text: str) -> None:
                 node[int(part)] = {"type": node[int(part)]}
             node = node[int(part)]
             if not isinstance(node, dict):
-                raise ConfigError(f"--set {text!r}: {where} is {node!r}, not a layer")
+                raise ConfigError(f"--set {short_repr(text)}: {where} is {short_repr(node)}, not a layer")
             continue
         if cls is None:  # inside a layer spec: keys are checked when the spec is validated
             if last:
                 node[part] = value
                 return
-            raise ConfigError(f"--set {text!r}: {where} is not a section")
+            raise ConfigError(f"--set {short_repr(text)}: {where} is not a section")
         names = [f.name for f in dataclasses.fields(cls)]
         if part not in names:
-            raise ConfigError(f"--set {text!r}: unknown key '{where}'"
+            raise ConfigError(f"--set {short_repr(text)}: unknown key '{where}'"
                               + _unknown_key(part, cls, where.rpartition(".")[0] + "." if depth else ""))
         if last:
             node[part] = value
@@ -171,10 +176,19 @@ def _apply_override(raw: dict, path: list[str], value, text: str) -> None:
             if child is None:
                 child = node[part] = [dict(s) for s in getattr(cls(), part)]
             if not isinstance(child, list):
-                raise ConfigError(f"--set {text!r}: {where} is {child!r}, not a list")
+                raise ConfigError(f"--set {short_repr(text)}: {where} is {short_repr(child)}, not a list")
             cls, node = None, child
         else:
-            raise ConfigError(f"--set {text!r}: {'.'.join(path[:depth + 1])} is a value, not a section")
+            raise ConfigError(f"--set {short_repr(text)}: {'.'.join(path[:depth + 1])} is a value, not a section")
+
+
+def plain(value):
+    """A deep copy of a document in plain YAML types: dicts, and lists for lists and tuples."""
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
 
 
 def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
@@ -183,11 +197,13 @@ def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config must be a mapping of sections, got {type(raw).__name__}")
-    raw = yaml.safe_load(yaml.safe_dump(raw))  # a deep copy that overrides can change
-    if not overrides:
-        return _build(Config, raw, "", source)
-    _build(Config, raw, "", source)  # errors in the file are reported against the file
-    for text in overrides:
-        path, value = parse_override(text)
-        _apply_override(raw, path, value, text)
-    return _build(Config, raw, "", f"{source} with --set {' '.join(overrides)}")
+    raw = plain(raw)  # a copy that overrides can change
+    cfg = _build(Config, raw, "", source)  # errors in the file are reported against the file
+    if overrides:
+        for text in overrides:
+            path, value = parse_override(text)
+            _apply_override(raw, path, value, text)
+        source = f"{source} with --set {short_text(' '.join(overrides))}"
+        cfg = _build(Config, raw, "", source)
+    check_memory(cfg, source)
+    return cfg

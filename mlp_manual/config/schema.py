@@ -33,7 +33,7 @@ fraction = {"check": lambda v: 0 <= v < 1, "must": "be in [0, 1)"}
 
 @dataclass(frozen=True)
 class DataConfig:
-    name: str = _opt("xor", choices=DATASET_NAMES)
+    name: str = _opt("moons", choices=DATASET_NAMES)
     n_samples: int = _opt(300, **positive)  # generated datasets
     noise: float = _opt(0.1, **non_negative)
     copies: int = _opt(1, **positive)  # xor: copies of the four points
@@ -114,7 +114,7 @@ class DiagnosticsConfig:
 
 @dataclass(frozen=True)
 class Config:
-    name: str = "run"
+    name: str = _opt("run", check=lambda v: len(v) <= 255, must="be at most 255 characters")
     seed: int = _opt(0, **non_negative)
     dtype: str = _opt("float32", choices=("float32", "float64"))
     data: DataConfig = DataConfig()

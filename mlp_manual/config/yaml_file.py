@@ -6,27 +6,18 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import ConfigError
-from .parse import config_from_dict
+from .bounded_yaml import read_yaml
+from .parse import config_from_dict, plain
 from .schema import Config
 
 
 def load_config(path: str | os.PathLike, overrides=()) -> Config:
-    """Read and validate a YAML config; ``name`` defaults to the file's stem."""
+    """Read and validate a YAML config (within the bounds of ``bounded_yaml``); ``name``
+    defaults to the file's stem."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read the config ({e})") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise ConfigError(f"{path}: invalid YAML{where}: {problem}") from None
+    raw = read_yaml(path)
+    if raw is None:  # an empty or comment-only file: every default
+        raw = {}
     if isinstance(raw, dict) and "name" not in raw:
         raw = {"name": path.stem, **raw}
     return config_from_dict(_paths_from_folder(raw, path.parent), str(path), overrides)
@@ -51,12 +42,6 @@ def _paths_from_folder(raw, folder: Path):
 
 def config_to_dict(cfg: Config) -> dict:
     """The fully resolved config as plain YAML-able types (tuples become lists)."""
-    def plain(v):
-        if isinstance(v, dict):
-            return {k: plain(x) for k, x in v.items()}
-        if isinstance(v, (list, tuple)):
-            return [plain(x) for x in v]
-        return v
     return plain(dataclasses.asdict(cfg))
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, short_repr
 from . import real, synthetic
 from .csvfile import read_csv
 from .dataset import Dataset, check_arrays, preprocess, split
@@ -20,12 +20,29 @@ if TYPE_CHECKING:
     from ..config import DataConfig
 
 
-def _generated(fn, **keys) -> Callable[[DataConfig, np.random.Generator], Dataset]:
-    def load(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
-        X, y = fn(rng, **{arg: getattr(cfg, key) for arg, key in keys.items()})
+class Generated:
+    """The loader of a dataset generated from the seed: ``fn(rng, **{arg: cfg.<key>})`` for the
+    config keys in ``keys``. ``rows_key`` is the config key that sets how many rows it has,
+    ``per_row`` rows per unit of it; ``features`` its input columns; ``classes_key`` the key
+    that sets its number of classes, if one does."""
+
+    def __init__(self, fn, rows_key: str = "n_samples", per_row: int = 1, features: int = 2,
+                 classes_key: str | None = None, **keys):
+        self.fn, self.rows_key, self.per_row, self.features, self.keys = fn, rows_key, per_row, features, keys
+        self.classes_key = classes_key
+
+    def rows(self, cfg: DataConfig) -> int:
+        """How many rows the config asks for, known before anything is generated."""
+        return self.per_row * getattr(cfg, self.rows_key)
+
+    def __call__(self, cfg: DataConfig, rng: np.random.Generator) -> Dataset:
+        if self.classes_key and getattr(cfg, self.classes_key) > self.rows(cfg):
+            raise DataError(f"{cfg.name}: data.{self.classes_key} {short_repr(getattr(cfg, self.classes_key))} is "
+                            f"more than the {self.rows(cfg)} points to generate (data.{self.rows_key}); every class "
+                            "needs a point")
+        X, y = self.fn(rng, **{arg: getattr(cfg, key) for arg, key in self.keys.items()})
         classes = None if y.dtype.kind == "f" else int(y.max()) + 1
         return Dataset(cfg.name, X, y, n_classes=classes)
-    return load
 
 
 def _csv(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
@@ -62,12 +79,12 @@ def _csv(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
 
 
 LOADERS: dict[str, Callable[[DataConfig, np.random.Generator], Dataset]] = {
-    "xor": _generated(synthetic.xor, copies="copies", noise="noise"),
-    "moons": _generated(synthetic.moons, n="n_samples", noise="noise"),
-    "circles": _generated(synthetic.circles, n="n_samples", noise="noise"),
-    "spirals": _generated(synthetic.spirals, n="n_samples", noise="noise", arms="arms"),
-    "blobs": _generated(synthetic.blobs, n="n_samples", noise="noise", centers="centers"),
-    "sine": _generated(synthetic.sine, n="n_samples", noise="noise"),
+    "xor": Generated(synthetic.xor, "copies", 4, copies="copies", noise="noise"),
+    "moons": Generated(synthetic.moons, n="n_samples", noise="noise"),
+    "circles": Generated(synthetic.circles, n="n_samples", noise="noise"),
+    "spirals": Generated(synthetic.spirals, classes_key="arms", n="n_samples", noise="noise", arms="arms"),
+    "blobs": Generated(synthetic.blobs, classes_key="centers", n="n_samples", noise="noise", centers="centers"),
+    "sine": Generated(synthetic.sine, features=1, n="n_samples", noise="noise"),
     "csv": _csv,
     "digits": real.digits,
     "mnist1d": real.mnist1d,

@@ -18,9 +18,9 @@ import numpy as np
 
 from .. import layers
 from ..errors import ExportError, ModelFileError
-from ..files import write_bytes
+from ..files import read_npz, write_bytes
 from ..model import Model
-from ..runs.model_file import load_model, read_npz, spec_of
+from ..runs.model_file import load_model, spec_of
 from .graph import ELEMENT_TYPES, GraphBuilder, onnx
 
 

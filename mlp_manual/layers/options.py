@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..errors import ConfigError
+from ..errors import ConfigError, short_repr
 from ..init import init_names
 
 
@@ -25,7 +25,7 @@ class Kind:
 
     def check(self, value, where: str):
         if not self.accepts(value):
-            raise ConfigError(f"{where} must be {self.described}, got {value!r}")
+            raise ConfigError(f"{where} must be {self.described}, got {short_repr(value)}")
         return value
 
 
@@ -38,7 +38,7 @@ class OneOf(Kind):
 
     def check(self, value, where: str):
         if not self.accepts(value):
-            raise ConfigError(f"{where} must be one of {', '.join(self.names())}; got {value!r}")
+            raise ConfigError(f"{where} must be one of {', '.join(self.names())}; got {short_repr(value)}")
         return value
 
 
@@ -66,7 +66,7 @@ class Option:
         """``value`` as the layer takes it, or ConfigError naming ``where``."""
         value = self.kind.check(value, where)
         if not self.in_range(value):
-            raise ConfigError(f"{where} must {self.must}, got {value!r}")
+            raise ConfigError(f"{where} must {self.must}, got {short_repr(value)}")
         return value
 
     def in_range(self, value) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from ..errors import ConfigError, LayerError, did_you_mean, what_was_raised
+from ..errors import ConfigError, LayerError, did_you_mean, short_repr, what_was_raised
 from .activations import GELU, Identity, LeakyReLU, ReLU, Sigmoid, Softmax, Tanh
 from .base import Layer
 from .dropout import Dropout
@@ -171,12 +171,12 @@ def check_spec(spec, where: str) -> dict:
     if isinstance(spec, str):
         spec = {"type": spec}
     if not isinstance(spec, dict) or "type" not in spec:
-        raise ConfigError(f"{where} must be a layer name or a mapping with a 'type' key, got {spec!r}")
+        raise ConfigError(f"{where} must be a layer name or a mapping with a 'type' key, got {short_repr(spec)}")
     t = spec["type"]
     if module := missing_module(t):
         raise ConfigError(f"{where}: layer type {t!r} comes from your own code; load it with --import {module}")
     if not isinstance(t, str) or t not in _TYPES:
-        raise ConfigError(f"{where}: unknown layer type {t!r}{did_you_mean(str(t), _TYPES)}; "
+        raise ConfigError(f"{where}: unknown layer type {short_repr(t)}{did_you_mean(str(t), _TYPES)}; "
                           f"valid types: {', '.join(_TYPES)}")
     allowed = _TYPES[t].config_options
     checked = dict(spec)

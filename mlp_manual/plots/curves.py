@@ -11,9 +11,18 @@ from matplotlib.colors import ListedColormap
 from ..files import atomic_path
 from .style import distinct_colors, epoch_axis, legend_outside, zoom_accuracy
 
+TITLE_CHARACTERS = 100
+
 
 def save(fig, path) -> None:
-    """Write ``fig`` to ``path`` as PNG atomically and free it."""
+    """Write ``fig`` to ``path`` as PNG atomically and free it. A title longer than
+    TITLE_CHARACTERS (a run's name may be long) is cut with "..." first, so that it cannot
+    stretch the image."""
+    titles = [ax.title for ax in fig.axes] + list(fig.texts)
+    titles += [t for ax in fig.axes for t in ax.texts if t.get_gid() == "title"]
+    for title in titles:
+        if len(title.get_text()) > TITLE_CHARACTERS:
+            title.set_text(title.get_text()[:TITLE_CHARACTERS - 3] + "...")
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
     plt.close(fig)

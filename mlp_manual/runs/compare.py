@@ -4,7 +4,8 @@ the datasets they trained on, and the best epoch each recorded."""
 import json
 from pathlib import Path
 
-import yaml
+from ..config.bounded_yaml import read_yaml
+from ..errors import ConfigError
 
 
 def _flatten(d, prefix=""):
@@ -24,8 +25,8 @@ def _configs(run_dirs: list[Path]) -> list[dict]:
     for d in run_dirs:
         path = Path(d) / "config.yaml"
         try:
-            raw = yaml.safe_load(path.read_text()) if path.is_file() else {}
-        except (yaml.YAMLError, OSError, UnicodeDecodeError):
+            raw = read_yaml(path) if path.is_file() else {}
+        except ConfigError:
             raw = {}
         configs.append(_flatten(raw if isinstance(raw, dict) else {}))
     return configs

@@ -9,14 +9,11 @@ version), read back with ``allow_pickle=False``.
 import json
 import math
 import os
-import struct
-import zipfile
-import zlib
 
 import numpy as np
 
 from ..errors import ModelFileError
-from ..files import write_npz
+from ..files import read_npz, write_npz
 from ..layers.registry import LAYERS, LayerType, missing_module
 from ..model import Model
 from .model_info import ModelInfo, info_from_spec
@@ -36,65 +33,6 @@ def save_model(model: Model, path: str | os.PathLike, extra: dict | None = None,
     """Write ``model`` to ``path`` atomically. ``info`` describes the data it was trained on
     (what prediction needs); ``extra`` (JSON types) is stored in the spec as well."""
     write_npz(path, model_arrays(model, extra, info))
-
-
-MAX_DEFLATE_RATIO = 1100  # zlib cannot expand data by more than about 1032 times
-
-
-def read_npz(path: str | os.PathLike, what: str = "model") -> dict[str, np.ndarray]:
-    """Read every array of an ``.npz`` without pickle, turning every failure into ModelFileError.
-
-    Each member's ``.npy`` header is checked against the sizes in the zip directory before its
-    array is allocated, so a damaged or hostile file cannot ask for more memory than it holds.
-    """
-    if not os.path.exists(path):
-        raise ModelFileError(f"{path}: no such {what} file")
-    if not os.path.isfile(path):
-        raise ModelFileError(f"{path}: is not a file, expected a {what} .npz")
-    size = os.path.getsize(path)
-    if size == 0:
-        raise ModelFileError(f"{path}: the {what} file is empty")
-    try:
-        with zipfile.ZipFile(path) as zf:
-            return {_array_name(info.filename, path, what): _read_member(zf, info, size, path, what)
-                    for info in zf.infolist()}
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zipfile.LargeZipFile,
-            NotImplementedError, RuntimeError, zlib.error, struct.error, OverflowError) as e:
-        if isinstance(e, ModelFileError):
-            raise
-        if isinstance(e, zipfile.BadZipFile):
-            raise ModelFileError(f"{path}: not a readable {what} file (not a complete .npz archive: truncated, "
-                                 "damaged, or another format)") from None
-        raise ModelFileError(f"{path}: not a readable {what} file ({type(e).__name__}: {e})") from None
-
-
-def _array_name(filename: str, path, what: str) -> str:
-    if not filename.endswith(".npy"):
-        raise ModelFileError(f"{path}: not a {what} file (archive member {filename!r} is not a .npy array)")
-    return filename[:-4]
-
-
-def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive_size: int, path, what: str) -> np.ndarray:
-    """One ``.npy`` member, after checking that its header describes exactly the bytes stored."""
-    limit = archive_size * (1 if info.compress_type == zipfile.ZIP_STORED else MAX_DEFLATE_RATIO)
-    if info.file_size > limit:
-        raise ModelFileError(f"{path}: damaged {what} file ({info.filename} claims {info.file_size} bytes)")
-    with zf.open(info) as f:
-        version = np.lib.format.read_magic(f)
-        if version not in ((1, 0), (2, 0), (3, 0)):
-            raise ModelFileError(f"{path}: damaged {what} file ({info.filename} has .npy version {version})")
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-        shape, _, dtype = read_header(f)
-        if dtype.hasobject:
-            raise ModelFileError(f"{path}: not a {what} file ({info.filename} holds Python objects, which are never loaded)")
-        if any(not isinstance(n, int) or n < 0 for n in shape):
-            raise ModelFileError(f"{path}: damaged {what} file ({info.filename} has shape {shape})")
-        needed = f.tell() + math.prod(shape) * dtype.itemsize
-    if needed != info.file_size:
-        raise ModelFileError(f"{path}: damaged {what} file ({info.filename} should hold {needed} bytes, "
-                             f"holds {info.file_size})")
-    with zf.open(info) as f:
-        return np.lib.format.read_array(f, allow_pickle=False)
 
 
 FLOAT_DTYPES = ("float16", "float32", "float64")

@@ -13,6 +13,7 @@ writes only its final files again.
 """
 
 import json
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -49,14 +50,20 @@ RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "checkpo
 def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Iterator[Path]:
     """Create the run folder, ``out`` or ``runs/<name>-<timestamp>``, and hold it for the ``with``
     block (``claim_run_dir``). A non-empty folder is refused unless ``overwrite``, in which case
-    the files of an earlier run are removed."""
+    the files of an earlier run are removed.
+
+    In the default folder, ``name`` keeps only letters, digits, ``.``, ``_`` and ``-`` (any
+    other run of characters, a path separator included, becomes one ``-``), loses its leading
+    dots and dashes, and is cut to 80 bytes, so the folder is always one new entry of ``runs/``.
+    """
     if out is None:
+        safe = re.sub(r"[^\w.-]+", "-", name).lstrip(".-").encode()[:80].decode(errors="ignore") or "run"
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        path = Path("runs") / f"{name}-{stamp}"
+        path = Path("runs") / f"{safe}-{stamp}"
         n = 1
         while path.exists():
             n += 1
-            path = Path("runs") / f"{name}-{stamp}-{n}"
+            path = Path("runs") / f"{safe}-{stamp}-{n}"
     else:
         path = Path(out)
     if path.exists() and not path.is_dir():
@@ -190,7 +197,7 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
         save_checkpoint(run_dir / "checkpoint.npz", trainer)
 
     if ckpt is not None:
-        restore(trainer, ckpt, run_dir / "checkpoint.npz", len(d.X_train))
+        restore(trainer, ckpt, run_dir / "checkpoint.npz", len(d.X_train), validation=d.X_val is not None)
     if resume:
         refuse_complete(run_dir, trainer, ckpt is not None)
         (run_dir / "summary.json").unlink(missing_ok=True)  # stale from here on; written last

@@ -6,6 +6,8 @@ under the ``__meta__`` keys ``best``, ``best_value``, ``bad_epochs``, ``stopped_
 arrays ``best/<model state name>``.
 """
 
+import math
+
 import numpy as np
 
 from ..config import EarlyStoppingConfig
@@ -90,6 +92,29 @@ class EarlyStopping:
                 "bad_epochs": self.bad_epochs, "stopped_early": self.stopped}
         return meta, {f"best/{k}": v for k, v in self.best_weights.items()}
 
+    def check_state(self, meta: dict, history: dict[str, list]) -> None:
+        """Raise ValueError unless ``meta`` (passed ``META_CHECKS``) is the state this object has
+        after the epochs of ``history`` (a checked history of ``meta["epoch"]`` rows): the best
+        epoch one of them, its metrics that epoch's row, the best value its watched metric, and
+        the epochs without improvement those after it."""
+        epochs, best = meta["epoch"], meta["best"]
+        if best is None:
+            if meta["best_value"] is not None or meta["bad_epochs"] != epochs:
+                raise ValueError("no best epoch, but a best value or a count of epochs without improvement "
+                                 "that does not fit")
+            return
+        if not 1 <= best["epoch"] <= epochs:
+            raise ValueError(f"best epoch {best['epoch']} is not one of the {epochs} epochs run")
+        row = {k: column[best["epoch"] - 1] for k, column in history.items()}
+        if best["metrics"].keys() != row.keys() or not all(_same(best["metrics"][k], v) for k, v in row.items()):
+            raise ValueError(f"the best epoch's metrics are not those of epoch {best['epoch']} in the history")
+        metric = self.watched(row)
+        if not _same(meta["best_value"], (-1.0 if metric.endswith("acc") else 1.0) * row[metric]):
+            raise ValueError(f"best value {meta['best_value']} is not the {metric} of the best epoch")
+        if meta["bad_epochs"] != epochs - best["epoch"]:
+            raise ValueError(f"{meta['bad_epochs']} epochs without improvement, but the best epoch "
+                             f"{best['epoch']} is {epochs - best['epoch']} epochs back")
+
     def load_state(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
         """Inverse of ``state``, from a checkpoint whose ``meta`` passed ``META_CHECKS``."""
         self.bad_epochs, self.stopped = meta["bad_epochs"], meta["stopped_early"]
@@ -97,3 +122,8 @@ class EarlyStopping:
         best = meta["best"] or {"epoch": None, "metrics": {}}
         self.best_epoch, self.best_metrics = best["epoch"], best["metrics"]
         self.best_weights = {k[5:]: v for k, v in arrays.items() if k.startswith("best/")} if meta["best"] else {}
+
+
+def _same(a, b) -> bool:
+    """Equal numbers, NaN equal to NaN (a JSON round trip keeps every other float exact)."""
+    return a == b or (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b))

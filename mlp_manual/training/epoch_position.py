@@ -45,16 +45,30 @@ class EpochPosition:
         return {"epoch_state": meta}, {"epoch_order": self.order}
 
     @classmethod
-    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray],
-                   n_rows: int | None = None) -> "EpochPosition | None":
+    def from_state(cls, meta: dict, arrays: dict[str, np.ndarray], n_rows: int | None = None,
+                   batches: list[tuple[int, int]] | None = None) -> "EpochPosition | None":
         """Inverse of ``state``, from a checkpoint whose ``meta`` passed ``META_CHECKS``; None when
         it was written between epochs. Raises ValueError when the saved order is not one over
-        ``n_rows`` training rows (any number of them when None)."""
+        ``n_rows`` training rows (any number of them when None), or when the position does not
+        fit the epoch's ``batches`` ((start, stop) rows of each, as ``batch_bounds`` gives them):
+        a next batch beyond the last, more correct predictions than rows done, a negative sum."""
         if meta["epoch_state"] is None:
+            if "epoch_order" in arrays:
+                raise ValueError("the checkpoint has a batch order but no position inside an epoch")
             return None
         order = arrays.get("epoch_order")
         if (order is None or order.ndim != 1 or order.dtype.kind not in "iu"
                 or (n_rows is not None and not np.array_equal(np.sort(order), np.arange(n_rows)))):
             raise ValueError("the checkpoint's batch order does not fit the run's training data")
         saved = meta["epoch_state"]
+        if batches is not None:
+            done = batches[saved["next_batch"] - 1][1] if 0 < saved["next_batch"] <= len(batches) else 0
+            if saved["next_batch"] > len(batches):
+                raise ValueError(f"the position inside the epoch is batch {saved['next_batch']}, but an epoch "
+                                 f"has {len(batches)} batches")
+            if saved["correct"] > done:
+                raise ValueError(f"the position inside the epoch counts {saved['correct']} correct predictions "
+                                 f"in {done} rows")
+        if saved["loss_sum"] < 0 or saved["seconds"] < 0:
+            raise ValueError("the position inside the epoch has a negative loss sum or time")
         return cls(order, saved["next_batch"], saved["loss_sum"], saved["correct"], saved["seconds"])

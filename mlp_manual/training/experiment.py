@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..config import Config
+from ..config.memory import check_memory
 from ..datasets import Dataset, load_dataset
 from ..errors import ConfigError
 from ..layers.registry import LAYERS
@@ -49,6 +50,7 @@ def prepare(cfg: Config) -> Experiment:
                               f"{cfg.training.batch_size} split over optimizer.accumulate {cfg.optimizer.accumulate} "
                               f"gives {rows}")
     out_width = loss.output_width(data.n_classes, data.target_width)
+    check_memory(cfg, None, data.n_features, out_width, len(data.X_train))
     model = build_model(list(cfg.model.layers), data.n_features, out_width,
                         init_rng, dtype, cfg.model.init)
     loss.check_fit(cfg.data.name, data.n_classes, data.target_width, model.output_width(data.n_features))

@@ -250,6 +250,13 @@ class Trainer:
         row["seconds"] = position.seconds + time.perf_counter() - started
         return row
 
+    def metric_names(self, validation: bool) -> list[str]:
+        """The history's columns, in the order ``_epoch_metrics`` writes them, for training with
+        or without a ``validation`` set."""
+        measured = ["loss", "acc"] if self.loss.classification else ["loss"]
+        return ["epoch", "lr", *(f"train_{m}" for m in measured), *(f"val_{m}" for m in measured if validation),
+                "seconds"]
+
     def _end_epoch(self, row: dict) -> None:
         """Record the epoch, report it, update early stopping, and write a checkpoint when due
         (always after the last epoch, so that a finished training is on disk)."""

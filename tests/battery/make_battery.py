@@ -99,6 +99,13 @@ def model_damage(rng):
     yield "member-zero-itemsize", with_arrays(arrays, **{W: npy_header_only((2, 8), "|V0")})
     yield "member-structured", with_arrays(arrays, **{W: np.zeros((2, 8), [("a", "<f4")])})
     yield "member-pickled", with_arrays(arrays, **{W: npy_bytes(np.array([{"x": 1}], dtype=object))})
+    yield "member-zero-size-text", with_arrays(arrays, **{W: npy_header_only((1 << 60,), "<U0")})
+    yield "member-zero-size-bytes", with_arrays(arrays, **{W: npy_header_only((2, 8), "|S0")})
+    yield "member-datetime", with_arrays(arrays, **{W: np.zeros((2, 8), "M8[s]")})
+    yield "member-text", with_arrays(arrays, **{W: np.full((2, 8), "0.5")})
+    yield "member-object-in-record", with_arrays(arrays, **{W: npy_bytes(np.zeros(2, [("a", "O")]))})
+    yield "member-short-body", with_arrays(arrays, **{W: npy_header_only((2, 8), "<f4", bytes(60))})
+    yield "member-long-body", with_arrays(arrays, **{W: npy_header_only((2, 8), "<f4", bytes(68))})
     yield "member-nan", with_arrays(arrays, **{W: np.full((2, 8), np.nan, np.float32)})
     yield "member-huge-header", with_arrays(arrays, **{W: npy_header_only((1 << 40, 8), "<f4")})
     yield "member-huge-1d", with_arrays(arrays, **{W: npy_header_only((1 << 62,), "<f8", bytes(64))})
@@ -176,6 +183,54 @@ def checkpoint_damage(rng):
     yield "model-weight-missing", with_arrays(arrays, **{"model/layers.2.b": None})
     yield "best-weight-wrong-shape", with_arrays(arrays, **{"best/layers.0.W": np.zeros((8, 2), np.float32)})
     yield "a-model-file", (FILES / "xor-model.npz").read_bytes()
+    yield from consistent_checkpoint_damage(arrays, meta)
+
+
+def consistent_checkpoint_damage(arrays, meta):
+    """Damage to one field of a checkpoint whose other fields agree with each other, so that
+    only the check of that field can refuse it (xor: 4 rows, one batch per epoch)."""
+    def ckpt(changes=None, **fields):
+        m = {**meta, **fields}
+        return with_arrays(arrays, **{"optim/t": np.array(m["step"]), **(changes or {}),
+                                      "__meta__": np.array(json.dumps(m))})
+
+    h, best = meta["history"], meta["best"]
+    pos = {"next_batch": 1, "loss_sum": 2.5, "correct": 2, "seconds": 0.1}
+    order = {"epoch_order": np.arange(4)}
+    yield "position-next-batch-beyond", ckpt(order, step=7, epoch_state={**pos, "next_batch": 5})
+    yield "position-correct-beyond-rows", ckpt(order, step=3, epoch_state={**pos, "correct": 9})
+    yield "position-order-between-epochs", ckpt(order)
+    yield "position-order-wrong-length", ckpt({"epoch_order": np.arange(5)}, step=3, epoch_state=pos)
+    yield "position-in-last-epoch", ckpt(order, epoch=4, step=5, epoch_state=pos,
+                                         history={k: v * 2 for k, v in h.items()} | {"epoch": [1, 2, 3, 4]})
+    yield "history-epochs-out-of-order", ckpt(history={**h, "epoch": [2, 1]})
+    yield "history-columns-reordered", ckpt(history=dict(reversed(h.items())))
+    yield "history-val-columns-without-validation", ckpt(history={**h, "val_loss": [0.5, 0.5]})
+    yield "best-metrics-of-another-epoch", ckpt(best={**best, "metrics": {k: v[0] for k, v in h.items()}})
+    yield "best-value-not-the-metric", ckpt(best_value=0.01)
+    yield "bad-epochs-not-since-best", ckpt(bad_epochs=1)
+    yield "no-best-but-weights", ckpt(best=None, best_value=None, bad_epochs=2)
+    yield "step-off-by-one", ckpt(step=3)
+    yield "optim-t-not-the-step", with_arrays(arrays, **{"optim/t": np.array(5)})
+    yield "optim-moment-float64", ckpt({"optim/m/layers.0.W": np.zeros((2, 8))})
+    yield "model-weight-float64", ckpt({"model/layers.0.W": np.zeros((2, 8))})
+    yield "rng-extra-generator", ckpt(rng={**meta["rng"], "layers.1": meta["rng"]["shuffle"]})
+    yield "unexpected-array", ckpt({"notes": np.zeros(3)})
+    yield "moments-at-step-zero", ckpt(epoch=0, step=0, history={}, best=None, best_value=None, bad_epochs=0)
+
+
+def checkpoint_valid():
+    """Checkpoints that are unusual but whole: each resumes to the end."""
+    arrays = npz_arrays(FILES / "xor-checkpoint.npz")
+    meta = json.loads(str(arrays["__meta__"]))
+    h = meta["history"]
+    one = {k: v[:1] for k, v in h.items()}
+    yield "after-epoch-1", with_arrays(arrays, **{"optim/t": np.array(1), "__meta__": np.array(json.dumps(
+        {**meta, "epoch": 1, "step": 1, "history": one, "best": {"epoch": 1, "metrics": {k: v[0] for k, v in one.items()}},
+         "best_value": one["train_loss"][0]}))})
+    position = {"next_batch": 1, "loss_sum": 2.5, "correct": 2, "seconds": 0.1}  # the third epoch's batch done
+    yield "inside-epoch-3", with_arrays(arrays, epoch_order=np.arange(4), **{"optim/t": np.array(3), "__meta__": np.array(
+        json.dumps({**meta, "step": 3, "epoch_state": position}))})
 
 
 DROP = object()
@@ -219,6 +274,24 @@ def yaml_damage():
     yield "deep-brackets", "model: {layers: " + "[" * 20000 + "]" * 20000 + "}\n"
     yield "deep-braces", "data: " + "{a: " * 20000 + "1" + "}" * 20000 + "\n"
     yield "deep-block-nesting", "".join("  " * i + f"k{i}:\n" for i in range(3000)) + "  " * 3000 + "v\n"
+    yield "billion-laughs-inside-layers", ("model:\n  layers:\n    - &l0 [x, x, x, x, x, x, x, x, x]\n"
+                                           + "".join(f"    - &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 9)))
+    yield "laughs-under-the-limit", ("model:\n  layers:\n    - &l0 [x, x, x, x, x, x, x, x, x]\n"
+                                     + "".join(f"    - &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 5)))
+    yield "recursive-alias", "model: {layers: &a [relu, *a]}\n"
+    yield "alias-chain-deep", "model:\n  layers:\n    - &a0 [relu]\n" + "".join(
+        f"    - &a{i} [*a{i - 1}]\n" for i in range(1, 80))
+    yield "deep-mixed-nesting", "model: {layers: " + "[{a: " * 3000 + "1" + "}]" * 3000 + "}\n"
+    yield "deep-under-alias", "x: &x " + "[" * 48 + "]" * 48 + "\nmodel: {layers: [[*x, [*x]]]}\n"
+    yield "duplicate-in-flow", "{seed: 1, seed: 2}\n"
+    yield "duplicate-equal-numbers", "optimizer: {lr: 0.1}\nschedule: {gamma: 0.5, gamma: 0.5}\n"
+    yield "name-too-long", "name: " + "n" * 256 + "\n"
+    yield "huge-units-float64", "dtype: float64\nmodel: {layers: [{type: linear, units: 20000000}, relu, {type: linear}]}\n"
+    yield "huge-units-deep", "model: {layers: [" + ", ".join(["{type: linear, units: 60000}"] * 3) + ", {type: linear}]}\n"
+    yield "huge-spirals", "data: {name: spirals, n_samples: 5000000000}\n"
+    yield "huge-batch-of-wide-layers", ("data: {name: blobs, n_samples: 60000}\ntraining: {batch_size: 60000}\n"
+                                         "model: {layers: [{type: linear, units: 50000}, relu, {type: linear}]}\n")
+    yield "huge-int-value", "model: {layers: [{type: linear, units: 1" + "0" * 500 + "}, {type: linear}]}\n"
     yield "duplicate-section", "training: {epochs: 3}\nseed: 1\ntraining: {batch_size: 2}\n"
     yield "duplicate-nested-key", "optimizer:\n  lr: 0.1\n  lr: 0.2\n"
     yield "duplicate-in-layer", "model: {layers: [{type: linear, units: 4, units: 8}, {type: linear}]}\n"
@@ -285,6 +358,17 @@ def cases(root: Path) -> list[Case]:
         (f / "run" / "config.yaml").write_text(XOR_CONFIG)
         (f / "run" / "checkpoint.npz").write_bytes(data)
         out.append(Case(f"checkpoint/{label}", f, ["mlp-train", "--resume", "run"], "run/checkpoint.npz"))
+    for label, data in checkpoint_valid():
+        f = folder("valid-checkpoint", label)
+        (f / "run").mkdir()
+        (f / "run" / "config.yaml").write_text(XOR_CONFIG)
+        (f / "run" / "checkpoint.npz").write_bytes(data)
+        out.append(Case(f"valid-checkpoint/{label}", f, ["mlp-train", "--resume", "run"], None))
+    for label, value in set_damage():
+        f = folder("set", label)
+        (f / "c.yaml").write_text("training: {epochs: 1}\n")
+        out.append(Case(f"set/{label}", f, ["mlp-train", "--config", "c.yaml", "--out", "run", "--set", value],
+                        "--set"))
     for label, data in idx_damage():
         f = folder("idx", label)
         good = {"train-images-idx3-ubyte": bytes([0, 0, 8, 3, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2]) + bytes(8),
@@ -318,14 +402,31 @@ def cases(root: Path) -> list[Case]:
         (f / "a" / "metrics.csv").write_text(text, encoding="latin-1")
         (f / "b" / "metrics.csv").write_text("epoch,lr,train_loss,seconds\n1,0.1,0.7,0.01\n")
         out.append(Case(f"metrics/{label}", f, ["mlp-plot", "a", "b", "--out", "cmp.png"], "a"))
-    for label, text in [("empty", ""), ("comment-only", "# nothing here\n"), ("bom-csv", None)]:
+    for label, text in [("empty", ""), ("comment-only", "# nothing here\n"), ("bom-csv", None),
+                        ("merge-key", "optimizer: {<<: {lr: 0.1, name: sgd}, lr: 0.05}\ntraining: {epochs: 2}\n"),
+                        ("alias-reuse", ("model: {layers: [&h {type: linear, units: 8}, relu, *h, relu, {type: linear}]}\n"
+                                        "training: {epochs: 2}\n"))]:
         f = folder("valid", label)
         if text is None:
             (f / "d.csv").write_bytes("\ufeffx,y,label\n1,2,a\n3,4,b\n5,6,a\n7,8,b\n".encode())
             text = "data: {name: csv, path: d.csv, target: label, val_fraction: 0}\ntraining: {epochs: 2, batch_size: 2}\n"
         (f / "c.yaml").write_text(text)
         out.append(Case(f"valid/{label}", f, ["mlp-train", "--config", "c.yaml", "--out", "run"], None))
+    f = folder("valid", "name-with-separators")  # no --out: the folder comes from the name
+    (f / "c.yaml").write_text("name: ../../" + "x/" * 100 + "\ntraining: {epochs: 1}\n")
+    out.append(Case("valid/name-with-separators", f, ["mlp-train", "--config", "c.yaml"], None))
     return out
+
+
+def set_damage():
+    laughs = "[&a [1, 1, 1, 1, 1, 1, 1, 1, 1], " + ", ".join(
+        f"&{c} [{', '.join(['*' + p] * 9)}]" for p, c in zip("abcdefgh", "bcdefghi")) + "]"
+    yield "billion-laughs", f"optimizer.lr={laughs}"
+    yield "deep-brackets", "model.layers=" + "[" * 5000 + "]" * 5000
+    yield "duplicate-key", "model.layers.0={type: linear, units: 4, units: 8}"
+    yield "huge-value", "optimizer.name=" + "x" * 100_000
+    yield "huge-units", "model.layers.0.units=100000000000"
+    yield "huge-n-samples", "data.n_samples=100000000000"
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ def main() -> None:
     arrays["layers.0.W"] = np.full_like(arrays["layers.0.W"], np.nan)
     np.savez(HERE / "nan-model.npz", **arrays)
     user_layer_model()
+    damaged_files()
 
 
 def user_layer_model() -> None:
@@ -83,6 +84,26 @@ def write_old_model(source: Path, target: Path, n_classes: int) -> None:
     spec = dict(json.loads(str(arrays["__spec__"])), n_classes=n_classes)
     arrays["__spec__"] = np.array(json.dumps({k: spec[k] for k in OLD_SPEC_KEYS}))
     np.savez(target, **arrays)
+
+
+def damaged_files() -> None:
+    """Checkpoints and a model with one field damaged, made from xor-checkpoint.npz and xor-model.npz."""
+    with np.load(HERE / "xor-checkpoint.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    meta = json.loads(str(arrays["__meta__"]))
+    history = meta["history"]
+
+    def save(name, changes=None, **fields):
+        np.savez(HERE / name, **{**arrays, **(changes or {}), "__meta__": np.array(json.dumps({**meta, **fields}))})
+
+    save("ragged-history-checkpoint.npz", history={**history, "train_loss": history["train_loss"][:1]})
+    save("position-beyond-checkpoint.npz", {"epoch_order": np.arange(4), "optim/t": np.array(7)}, step=7,
+         epoch_state={"next_batch": 5, "loss_sum": 2.5, "correct": 2, "seconds": 0.1})
+    without_moment = {k: v for k, v in arrays.items() if k != "optim/v/layers.2.b"}
+    np.savez(HERE / "moment-missing-checkpoint.npz", **without_moment)
+    with np.load(HERE / "xor-model.npz") as f:
+        model = {k: f[k] for k in f.files}
+    np.savez(HERE / "void-model.npz", **{**model, "layers.0.W": np.zeros((2, 8), "V4")})
 
 
 if __name__ == "__main__":

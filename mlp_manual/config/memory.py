@@ -1,0 +1,110 @@
+"""How much memory a run's config asks for, estimated before anything is allocated, and the
+limit a run must stay under.
+
+A config can ask for any size (``data.n_samples: 100000000000``, a layer of ``units: 1e11``);
+numpy would try, and the run would die of a MemoryError or be killed by the system after
+swapping for minutes. So the config is checked first, twice: when it is read (with the sizes
+the config alone fixes: generated datasets, layer widths; the message names the file) and once
+the data is loaded (with its real width, rows and classes).
+
+The estimate counts the generated data, the weights with their gradients and optimizer state,
+and the activations of one batch (or one evaluation chunk); it is a lower bound of what
+training allocates. The limit is half the physical memory, and at most half the address-space
+limit of the process when one is set (``ulimit -v``); 4 GiB where the system says neither.
+"""
+
+import os
+
+import numpy as np
+
+from ..datasets.load import LOADERS, Generated
+from ..errors import ConfigError, short_repr
+from ..layers.registry import LAYERS
+from ..optimizers import make_optimizer
+
+FALLBACK_LIMIT = 4 << 30
+GENERATED_BYTES_PER_VALUE = 8 * 6  # float64 values: generated, their temporaries, the splits, the cast
+EVALUATION_ROWS = 2048  # rows per chunk when the model is evaluated (training/evaluation.py)
+
+
+def memory_limit() -> tuple[int, str]:
+    """(the bytes a run may ask for, why): half the physical memory, at most half the
+    address-space limit (RLIMIT_AS) when one is set; FALLBACK_LIMIT when neither is known."""
+    try:
+        limit, why = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2, "half this machine's memory"
+    except (AttributeError, ValueError, OSError):
+        limit, why = FALLBACK_LIMIT, "the limit where the memory size is unknown"
+    try:
+        import resource
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY and 0 < soft // 2 < limit:
+            limit, why = soft // 2, "half the address-space limit, ulimit -v"
+    except (ImportError, ValueError, OSError):
+        pass
+    return limit, why
+
+
+def readable_bytes(n: int) -> str:
+    """``about 3.2 TB``: a byte count in decimal units, three significant digits."""
+    if n < 1000:
+        return f"{n} bytes"
+    if n >= 10**21:
+        return "more than 1000 EB"
+    power = next(p for p in range(1, 7) if 2 * n < 1999 * 1000 ** p or p == 6)
+    return f"about {n / 1000 ** power:.3g} {('kB', 'MB', 'GB', 'TB', 'PB', 'EB')[power - 1]}"
+
+
+def _layer_widths(specs, n_features: int, n_outputs: int) -> list[tuple[str, int, int]]:
+    """(where, input width, output width) of every layer that sets a width (``units``), the last
+    such layer without one getting ``n_outputs``; top-level layers only."""
+    setting = [i for i, s in enumerate(specs) if LAYERS[s["type"]].widths.options]
+    widths, width = [], n_features
+    for i in setting:
+        spec = specs[i]
+        key = next(iter(LAYERS[spec["type"]].widths.options))
+        out = spec.get(key, n_outputs if i == setting[-1] else width)
+        widths.append((f"model.layers[{i}].{key} {short_repr(out)}" if key in spec else f"model.layers[{i}]",
+                       width, out))
+        width = out
+    return widths
+
+
+def check_memory(cfg, source: str | None = None, n_features: int | None = None, n_outputs: int | None = None,
+                 n_rows: int | None = None) -> None:
+    """Raise ConfigError, naming the config value that asks for the most, when the run ``cfg``
+    describes would need more than ``memory_limit()``.
+
+    ``n_features``, ``n_outputs`` and ``n_rows`` (training rows) are those of the loaded data;
+    when None, what the config alone says (a generated dataset's size, else 1 and no rows).
+    ``source`` (the config file) starts the message.
+    """
+    generator = LOADERS[cfg.data.name]
+    generated = isinstance(generator, Generated)
+    parts = []  # (bytes, what asks for them, for what)
+    if n_rows is None and generated:
+        n_rows = generator.rows(cfg.data)
+        values = n_rows * (generator.features + 1)
+        parts.append((values * GENERATED_BYTES_PER_VALUE,
+                      f"data.{generator.rows_key} {short_repr(getattr(cfg.data, generator.rows_key))}", "its data"))
+    if n_features is None:
+        n_features = generator.features if generated else 1
+    itemsize = np.dtype(cfg.dtype).itemsize
+    copies = 2 + len(make_optimizer(cfg.optimizer).slots)  # weights, gradients, optimizer slots
+    layers = _layer_widths(list(cfg.model.layers), n_features, n_outputs or 1)
+    for where, width_in, width_out in layers:
+        parts.append(((width_in + 1) * width_out * itemsize * copies, where, "its weights"))
+    rows = min(cfg.training.batch_size, n_rows) if n_rows else cfg.training.batch_size
+    rows = max(rows, min(EVALUATION_ROWS, n_rows or 0))
+    widths = n_features + sum(w for _, _, w in layers) * 2  # each layer's output and an activation of it
+    widest = max(layers, key=lambda layer: layer[2], default=None)
+    blamed = (f"training.batch_size {short_repr(cfg.training.batch_size)}" if widest is None or rows >= widest[2]
+              else widest[0])  # the larger factor of rows x widths
+    parts.append((rows * widths * itemsize * 3, blamed, "the activations and gradients of a batch"))
+    total, (limit, why) = sum(p[0] for p in parts), memory_limit()
+    if total <= limit:
+        return
+    need, what, purpose = max(parts)
+    prefix = f"{source}: " if source else ""
+    run = "" if 10 * need > 9 * total else f" (the whole run {readable_bytes(total)})"
+    raise ConfigError(f"{prefix}{what} needs {readable_bytes(need)} for {purpose}{run}, more than the "
+                      f"{readable_bytes(limit).removeprefix('about ')} a run may use ({why})")
