@@ -209,7 +209,7 @@ def test_an_empty_config_trains_with_defaults_that_fit_together(tmp_path, text):
 @pytest.mark.parametrize("name, folder", [("../../escape", "escape-"), ("a/b\\c d", "a-b-c-d-"), ("..", "run-"),
                                           (".hidden", "hidden-"), ("é" * 100, "é" * 40 + "-")])
 def test_the_default_run_folder_is_one_safe_entry_of_runs(tmp_path, monkeypatch, name, folder):
-    from mlp_manual.runs.run import make_run_dir
+    from mlp_manual.runs.folder import make_run_dir
 
     monkeypatch.chdir(tmp_path)
     with make_run_dir(None, name) as path:

@@ -390,7 +390,7 @@ def test_an_npz_member_is_read_within_the_bytes_the_file_holds(descr, shape, bod
 @FUZZ
 @given(st.text(max_size=300))
 def test_the_default_run_folder_of_any_name_is_one_new_entry_of_runs(name):
-    from mlp_manual.runs.run import make_run_dir
+    from mlp_manual.runs.folder import make_run_dir
 
     with tempfile.TemporaryDirectory() as tmp:
         cwd = os.getcwd()

@@ -221,7 +221,7 @@ def test_ctrl_c_in_the_final_plots_exits_130_and_resume_writes_them(tmp_path, mo
 
     def ctrl_c(*args):
         raise KeyboardInterrupt  # what Python's own SIGINT handler raises outside the training steps
-    monkeypatch.setattr("mlp_manual.runs.run.write_plots", ctrl_c)
+    monkeypatch.setattr("mlp_manual.runs.finish.write_plots", ctrl_c)
     result = CliRunner().invoke(main, ["--config", "configs/moons.yaml", "--out", str(out), "-q",
                                        *[a for kv in SMALL for a in ("--set", kv)]])
     assert result.exit_code == 130, result.output

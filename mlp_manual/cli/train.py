@@ -7,7 +7,8 @@ import click
 
 from ..config import load_config
 from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
-from ..runs.run import make_run_dir, resume_run, train_run
+from ..runs.folder import make_run_dir
+from ..runs.run import resume_run, train_run
 from ..training.experiment import prepare
 from .common import config_argument, import_option, say, user_errors, version_option, warnings_on_stderr
 from .progress import StepBar, clear_progress

@@ -1,0 +1,142 @@
+"""The end of a run in any state: model.npz, metrics.csv, the plots and summary.json (written
+last), and the final line that says which weights the test metrics come from.
+"""
+
+import time
+from pathlib import Path
+
+from .. import files
+from ..errors import TrainingWarning
+from ..readable import readable
+from ..training.evaluation import class_labels, model_outputs
+from ..training.experiment import Experiment
+from ..training.learning_check import LearningCheck
+from ..training.trainer import Trainer, evaluate
+from .metrics import write_metrics
+from .model_file import save_model
+from .model_info import ModelInfo
+from .regression_plots import write_regression_plots
+from .run_warnings import collect_warnings
+
+
+def write_plots(exp: Experiment, history: dict, run_dir: Path, best_epoch: int | None = None,
+                restored: bool = False) -> None:
+    """loss.png and accuracy.png (marking the ``best_epoch``, whose weights the model holds when
+    ``restored``), decision_boundary.png and the class plots that fit the run."""
+    if not history.get("epoch"):
+        return
+    from ..plots import curves as plots
+
+    plots.plot_run_curves(history, run_dir, exp.cfg.name, best_epoch, restored)
+    if exp.loss.classification and exp.data.n_features == 2:
+        def predict(X):
+            return exp.loss.predict(model_outputs(exp.model, X))
+        plots.plot_decision_boundary(predict, exp.data.X_train, class_labels(exp.data.y_train),
+                                     run_dir / "decision_boundary.png",
+                                     f"{exp.cfg.name}: decision boundary (training points)",
+                                     exp.data.class_names_or_numbers)
+    if exp.loss.classification and exp.data.X_test is not None:
+        write_class_plots(exp, run_dir)
+    if not exp.loss.classification:
+        write_regression_plots(exp, run_dir)  # predictions.png, fit.png
+
+
+
+def write_class_plots(exp: Experiment, run_dir: Path) -> None:
+    """confusion.png of the test split, and for image datasets mistakes.png."""
+    from ..plots import classes as plots_classes
+    from ..training.evaluation import evaluate_classes
+
+    d = exp.data
+    result = evaluate_classes(exp.model, exp.loss, d.X_test, d.y_test, d.n_classes)
+    names = d.class_names_or_numbers
+    plots_classes.plot_confusion(result.confusion, names, run_dir / "confusion.png",
+                                 f"{exp.cfg.name}: test accuracy {100 * result.accuracy:.2f}%")
+    if d.image_shape is not None:
+        plots_classes.plot_mistakes(d.X_test, result.y_true, result.y_pred, d.image_shape, names,
+                                    run_dir / "mistakes.png", f"{exp.cfg.name}: misclassified test images")
+
+
+
+def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, started: float, echo,
+           warned: list[TrainingWarning], reason: str | None = None, learning: LearningCheck | None = None) -> dict:
+    """Write model.npz, metrics.csv, plots and summary.json for a run in any final state;
+    ``warned`` holds the TrainingWarnings the run raised. With ``learning``, warn first when the
+    weights the run keeps have not learned."""
+    cfg, d = exp.cfg, exp.data
+    history = trainer.history.columns
+    weights = kept_weights(trainer, status)
+    if learning and history.get("epoch"):
+        with collect_warnings() as late:
+            learning.at_end(trainer.history.row(weights["epoch"]), weights_label(weights))
+        warned = [*warned, *late]
+    save_model(exp.model, run_dir / "model.npz", extra={"config_name": cfg.name},
+               info=ModelInfo.from_dataset(d, cfg.loss))
+    write_metrics(run_dir, history)
+    stopping = trainer.early_stopping
+    summary = {
+        "name": cfg.name,
+        "seed": cfg.seed,
+        "status": status,
+        "stop_reason": reason,
+        "epochs_run": len(history.get("epoch", [])),
+        "steps": trainer.step_count,
+        "stopped_early": stopping.stopped,
+        "best_epoch": stopping.best_epoch,
+        "best": {k: v for k, v in stopping.best_metrics.items() if k not in ("epoch", "seconds")},
+        "final": {k: v[-1] for k, v in history.items() if k not in ("epoch", "seconds")},
+        "n_params": exp.model.n_params,
+        "weights": weights,
+    }
+    if d.X_test is not None and status != "diverged":
+        summary["test"] = evaluate(exp.model, exp.loss, d.X_test, d.y_test)
+    summary["warnings"] = [{"kind": w.kind, "message": str(w)} for w in warned]
+    write_plots(exp, history, run_dir, stopping.best_epoch, weights["source"] == "best")
+    if trainer.recorder and trainer.recorder.rows:
+        from ..plots import diagnostics as plots_diagnostics
+        files.write_text(run_dir / "diagnostics.csv", trainer.recorder.csv())
+        plots_diagnostics.plot_diagnostics(trainer.recorder.rows, run_dir, cfg.name,
+                                           [spec["type"] for spec in exp.model.spec()])
+    summary["wall_seconds"] = round(time.perf_counter() - started, 3)
+    summary["run_dir"] = str(run_dir)
+    files.write_json(run_dir / "summary.json", summary)
+    if status in ("completed", "stopped_early"):
+        echo(final_line(summary, run_dir, cfg.training.early_stopping.monitor))
+    return summary
+
+
+
+def kept_weights(trainer: Trainer, status: str) -> dict:
+    """Which weights the model holds at the end: {"source": "best", "epoch": best epoch} when early
+    stopping restored them, else {"source": "final", "epoch": the last completed epoch}."""
+    stopping = trainer.early_stopping
+    if status in ("completed", "stopped_early") and stopping.restores:
+        return {"source": "best", "epoch": stopping.best_epoch}
+    return {"source": "final", "epoch": trainer.epoch}
+
+
+
+def weights_label(weights: dict) -> str:
+    """``weights of epoch 25`` (restored best weights) or ``final weights, epoch 100``."""
+    if weights["source"] == "best":
+        return f"weights of epoch {weights['epoch']}"
+    return f"final weights, epoch {weights['epoch']}"
+
+
+
+def final_line(summary: dict, run_dir: Path, monitor: str) -> str:
+    """The last line of a run: the best epoch by the monitored metric, then the test metrics or
+    else what model.npz holds, each with the epoch of its weights."""
+    best = summary["best"]
+    if monitor not in best:  # without a validation set the training loss is watched
+        monitor = "train_loss"
+    line = f"best {monitor} {readable(best[monitor])} at epoch {summary['best_epoch']}"
+    other = [k for k in ("val_loss", "val_acc", "train_acc") if k in best and k != monitor]
+    if other:
+        line += f" ({other[0]} {readable(best[other[0]])})"
+    weights = weights_label(summary["weights"])
+    if "test" in summary:
+        line += f"; test ({weights}): " + ", ".join(f"{k} {readable(v)}" for k, v in summary["test"].items())
+    else:
+        line += f"; model.npz holds the {weights}"
+    return f"{line}; run folder: {run_dir}"
