@@ -12,9 +12,8 @@ from mlp_manual.errors import ConfigError, DataError
 from mlp_manual.model import build_model
 from mlp_manual.runs.evaluate import check_saved_model, evaluate_saved_model
 from mlp_manual.runs.model_file import save_model
-from mlp_manual.training.evaluation import class_table, confusion_matrix
+from mlp_manual.training.evaluation import class_table, confusion_matrix, evaluate
 from mlp_manual.training.experiment import prepare
-from mlp_manual.training.trainer import evaluate
 
 SMALL_DIGITS = {
     "name": "digits-small",

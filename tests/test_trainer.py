@@ -8,8 +8,9 @@ from mlp_manual.errors import DataError
 from mlp_manual.losses import LOSSES
 from mlp_manual.model import build_model
 from mlp_manual.training.epoch_position import EpochPosition
+from mlp_manual.training.evaluation import evaluate
 from mlp_manual.training.experiment import prepare
-from mlp_manual.training.trainer import Trainer, batch_bounds, evaluate
+from mlp_manual.training.trainer import Trainer, batch_bounds
 
 
 def train(cfg):

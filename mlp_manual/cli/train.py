@@ -10,7 +10,14 @@ from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from ..runs.folder import make_run_dir
 from ..runs.run import resume_run, train_run
 from ..training.experiment import prepare
-from .common import config_argument, import_option, say, user_errors, version_option, warnings_on_stderr
+from .common import (
+    config_argument,
+    import_option,
+    say,
+    user_errors,
+    version_option,
+    warnings_on_stderr,
+)
 from .progress import StepBar, clear_progress
 
 DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130

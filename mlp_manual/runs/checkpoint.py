@@ -15,8 +15,9 @@ from ..errors import ModelFileError, short_repr
 from ..files import read_npz, write_npz
 from ..training.early_stopping import EarlyStopping
 from ..training.epoch_position import EpochPosition
+from ..training.history import History
 from ..training.state_checks import is_count
-from ..training.trainer import History, Trainer, batch_bounds
+from ..training.trainer import Trainer, batch_bounds
 
 FORMAT = "mlp-manual-checkpoint/1"
 

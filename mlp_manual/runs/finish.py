@@ -8,10 +8,10 @@ from pathlib import Path
 from .. import files
 from ..errors import TrainingWarning
 from ..readable import readable
-from ..training.evaluation import class_labels, model_outputs
+from ..training.evaluation import class_labels, evaluate, model_outputs
 from ..training.experiment import Experiment
 from ..training.learning_check import LearningCheck
-from ..training.trainer import Trainer, evaluate
+from ..training.trainer import Trainer
 from .metrics import write_metrics
 from .model_file import save_model
 from .model_info import ModelInfo

@@ -27,6 +27,23 @@ def model_outputs(model: Model, X: np.ndarray, batch_size: int = 2048) -> np.nda
             layer.train(mode)
 
 
+def evaluate(model: Model, loss: LossSpec, X: np.ndarray, y: np.ndarray) -> dict:
+    """Mean loss (and accuracy for classification) over (X, y) in evaluation mode.
+
+    Inputs: X (N, D); y as ``loss.targets`` makes it. Returns: {"loss": .., "acc": ..}.
+    """
+    out = model_outputs(model, X)  # (N, K)
+    metrics = {"loss": loss.fn(out, y)[0]}
+    if loss.classification:
+        metrics["acc"] = count_correct(loss, out, y) / len(X)
+    return metrics
+
+
+def count_correct(loss: LossSpec, out: np.ndarray, y: np.ndarray) -> int:
+    """Correct class predictions in a batch of outputs (N, K)."""
+    return int((loss.predict(out) == class_labels(y)).sum())
+
+
 def class_labels(y: np.ndarray) -> np.ndarray:
     """Labels (N,) int64 from targets as a loss wants them, (N,) or (N, 1)."""
     return (y if y.ndim == 1 else y[:, 0]).astype(np.int64)

@@ -16,9 +16,8 @@ import numpy as np
 
 from ..errors import TrainingWarning
 from ..readable import readable
-from .evaluation import class_labels
+from .evaluation import class_labels, evaluate
 from .experiment import Experiment
-from .trainer import evaluate
 
 GROWTH = 100.0  # a training loss this many times the fresh model's has blown up
 

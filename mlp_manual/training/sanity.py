@@ -11,8 +11,9 @@ import numpy as np
 
 from ..errors import TrainingDiverged, TrainingWarning
 from ..readable import readable
+from .evaluation import evaluate
 from .experiment import Experiment
-from .trainer import Trainer, batch_bounds, evaluate
+from .trainer import Trainer, batch_bounds
 
 
 def check_initial_loss(exp: Experiment, rows: int = 1024) -> None:

@@ -9,7 +9,7 @@ N = samples, B = batch size, D = features, K = output units.
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import NoReturn
 
 import numpy as np
@@ -23,24 +23,8 @@ from ..schedules import Schedule
 from .diagnostics import Recorder, forward_watched, locate_nonfinite
 from .early_stopping import EarlyStopping
 from .epoch_position import EpochPosition
-from .evaluation import class_labels, model_outputs
-
-
-def evaluate(model: Model, loss: LossSpec, X: np.ndarray, y: np.ndarray) -> dict:
-    """Mean loss (and accuracy for classification) over (X, y) in evaluation mode.
-
-    Inputs: X (N, D); y as ``loss.targets`` makes it. Returns: {"loss": .., "acc": ..}.
-    """
-    out = model_outputs(model, X)  # (N, K)
-    metrics = {"loss": loss.fn(out, y)[0]}
-    if loss.classification:
-        metrics["acc"] = count_correct(loss, out, y) / len(X)
-    return metrics
-
-
-def count_correct(loss: LossSpec, out: np.ndarray, y: np.ndarray) -> int:
-    """Correct class predictions in a batch of outputs (N, K)."""
-    return int((loss.predict(out) == class_labels(y)).sum())
+from .evaluation import count_correct, evaluate
+from .history import History
 
 
 def batch_bounds(n: int, batch_size: int) -> list[tuple[int, int]]:
@@ -58,29 +42,6 @@ StepCallback = Callable[[int, int, int, float], None]
 
 def _no_report(epoch: int, done: int, steps: int, loss: float) -> None:
     """The StepCallback of a trainer nobody watches (a module function, so trainers pickle)."""
-
-
-@dataclass
-class History:
-    """One list per metric, one entry per epoch (plain lists, easy to plot)."""
-
-    columns: dict[str, list] = field(default_factory=dict)
-
-    def append(self, row: dict) -> None:
-        for k, v in row.items():
-            self.columns.setdefault(k, []).append(v)
-
-    def __getitem__(self, key: str) -> list:
-        return self.columns[key]
-
-    def row(self, epoch: int) -> dict:
-        """The metrics of ``epoch`` as one row, as it was appended."""
-        i = self.columns["epoch"].index(epoch)
-        return {k: v[i] for k, v in self.columns.items()}
-
-    def last(self) -> dict:
-        """The row of the last epoch."""
-        return self.row(self.columns["epoch"][-1])
 
 
 class Trainer:
