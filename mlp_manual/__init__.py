@@ -12,6 +12,7 @@ from .layers import (
                      LeakyReLU,
                      Linear,
                      ReLU,
+                     Residual,
                      RMSNorm,
                      Sigmoid,
                      Softmax,
@@ -23,7 +24,7 @@ from .runs.model_file import load_model, save_model
 
 __version__ = "0.1.0"
 __all__ = ["Layer", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Identity", "Softmax",
-           "Dropout", "LayerNorm", "RMSNorm", "BatchNorm1d", "Model", "build_model", "load_model",
+           "Dropout", "LayerNorm", "RMSNorm", "BatchNorm1d", "Residual", "Model", "build_model", "load_model",
            "save_model", "softmax_cross_entropy", "bce_with_logits", "mse", "MLPManualError",
            "ConfigError", "DataError", "LayerError", "ModelFileError", "check_layer", "check_loss",
            "check_model"]

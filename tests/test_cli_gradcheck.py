@@ -93,10 +93,10 @@ def test_no_arguments_checks_every_builtin_and_passes():
     assert lines[0].startswith("note: inputs are drawn at least 0.1 away from 0")
     assert any(line.split()[:6] == ["check", "tensor", "shape", "max", "abs", "err"] for line in lines)
     for label in ("linear x(1, 5)", "dropout x(6, 3) train", "dropout x(6, 3) eval", "batchnorm x(6, 3) train",
-                  "softmax_cross_entropy logits(7, 5)"):
+                  "residual x(6, 3)", "softmax_cross_entropy logits(7, 5)"):
         assert any(line.startswith(label + " ") for line in lines), label
     passed, failed, warnings, kinks = map(int, SUMMARY.match(lines[-1]).groups())
-    assert passed == 50 and failed == warnings == kinks == 0
+    assert passed == 60 and failed == warnings == kinks == 0
 
 
 def test_json_report_parses_and_quiet_prints_one_line():

@@ -28,11 +28,18 @@ def run_onnx(proto, X):
     return dict(zip([o.name for o in session.get_outputs()], session.run(None, {"input": X})))
 
 
+# a residual with every kind of inner layer a block can hold, and a residual inside it
+RESIDUAL = {"type": "residual", "layers": [
+    {"type": "layernorm"}, {"type": "linear", "units": 5}, {"type": "relu"}, {"type": "dropout"},
+    {"type": "residual", "layers": [{"type": "batchnorm"}, {"type": "linear"}, {"type": "tanh"}]},
+    {"type": "linear"}]}
+
+
 def model_with(layer_type, out_width, rng, dtype=np.float32):
     """linear 8 -> layer_type -> linear 6 (no bias) -> linear, every parameter and buffer moved
     away from its initial value (variances stay positive), so that a normalisation layer's
     scale, shift and running statistics all matter."""
-    middle = [] if layer_type == "linear" else [{"type": layer_type}]
+    middle = [] if layer_type == "linear" else [RESIDUAL if layer_type == "residual" else {"type": layer_type}]
     model = build_model([{"type": "linear", "units": 8}, *middle, {"type": "linear", "units": 6, "bias": False},
                          {"type": "linear"}], 5, out_width, rng, dtype)
     for layer in model.layers:

@@ -176,12 +176,14 @@ def _perturbed(single, x32, dout32, rng):
 
 def _move_cache(layer, move) -> None:
     """Move the float arrays a layer keeps between forward and backward (its attributes other
-    than params, grads and buffers): a float32 layer stores them in float32, so their rounding is
-    part of what no float32 computation avoids."""
+    than params, grads and buffers), and those of the layers inside it (a residual's): a float32
+    layer stores them in float32, so their rounding is part of what no float32 computation avoids."""
     own = {id(v) for d in (layer.params, layer.grads, getattr(layer, "buffers", {})) for v in d.values()}
     for name, v in list(vars(layer).items()):
         if isinstance(v, np.ndarray) and v.dtype.kind == "f" and id(v) not in own:
             setattr(layer, name, move(v))
+    for inner in getattr(layer, "sublayers", list)():
+        _move_cache(inner, move)
 
 
 def _max_rel(a: np.ndarray, ref: np.ndarray) -> float:
