@@ -79,10 +79,10 @@ class PrecisionReport:
         """The row of tensor ``name``."""
         return next(r for r in self.rows if r.name == name)
 
-    def line(self, width: int = 0) -> str:
+    def line(self, width: int = 0, name_width: int = 6) -> str:
         """The check's worst tensor: name, error, bound, kappa, verdict."""
         w = self.worst
-        return (f"{self.label:<{width}}  {w.name:<6}  {w.err:9.1e}  {w.bound:9.1e}  {w.kappa:8.3g}  "
+        return (f"{self.label:<{width}}  {w.name:<{name_width}}  {w.err:9.1e}  {w.bound:9.1e}  {w.kappa:8.3g}  "
                 f"{'PASS' if w.passed else 'FAIL'}")
 
 
@@ -132,9 +132,10 @@ def check_precision_modes(layer, x, label: str, seed: int = 0) -> list[Precision
 def format_precision(reports: list[PrecisionReport], only_failures: bool = False) -> str:
     """One line per check (its worst tensor), then how many pass."""
     width = max(len(r.label) for r in reports)
-    lines = [f"{'check':<{width}}  tensor  {'rel err':>9}  {'bound':>9}  {'kappa':>8}  verdict",
-             "-" * (width + 51)]
-    lines += [r.line(width) for r in reports if not (only_failures and r.passed)]
+    name_width = max(len("tensor"), *(len(r.worst.name) for r in reports))  # "0.0.gamma" inside a residual
+    lines = [f"{'check':<{width}}  {'tensor':<{name_width}}  {'rel err':>9}  {'bound':>9}  {'kappa':>8}  verdict",
+             "-" * (width + name_width + 45)]
+    lines += [r.line(width, name_width) for r in reports if not (only_failures and r.passed)]
     failed = sum(not r.passed for r in reports)
     lines.append(f"{len(reports) - failed} passed, {failed} failed: float32 against float64 on the same inputs "
                  f"(bound = {SAFETY:g} * eps32 * sqrt(n) * kappa)")
