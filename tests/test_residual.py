@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from conftest import check_layer_gradients
 
-from mlp_manual import Residual, build_model, load_model, save_model
+from mlp_manual import Residual, build_model, check_layer, load_model, save_model
 from mlp_manual.config import config_from_dict, load_config
 from mlp_manual.errors import ConfigError, LayerError, ModelFileError, TrainingInterrupted
 from mlp_manual.layers import BatchNorm1d, Dropout, LayerNorm, Linear, Tanh
@@ -240,3 +240,26 @@ def test_an_interrupted_residual_run_resumes_bit_for_bit(tmp_path):
     with np.load(tmp_path / "straight" / "model.npz") as a, np.load(tmp_path / "cut" / "model.npz") as b:
         assert a.files == b.files and "layers.1.4.W" in a.files
         assert all(np.array_equal(a[k], b[k]) for k in a.files)
+
+
+class ForgetsTheSkip(Residual):
+    """dx = df(dout) only: the gradient along the skip connection is lost."""
+
+    def backward(self, dout):
+        return super().backward(dout) - dout
+
+
+class ForgetsTheBranch(Residual):
+    """dx = dout only: the inner layers fill their grads, but what they give back is dropped."""
+
+    def backward(self, dout):
+        super().backward(dout)
+        return dout
+
+
+@pytest.mark.parametrize("broken", [ForgetsTheSkip, ForgetsTheBranch])
+def test_the_gradient_checker_catches_a_block_that_drops_either_path(broken, rng):
+    layer = broken([Linear(4, 3, rng=rng, dtype=F64), Tanh(), Linear(3, 4, rng=rng, dtype=F64)])
+    report = check_layer(layer, rng.normal(size=(5, 4)))
+    assert {row.name: row.verdict for row in report.rows} == {"dx": "FAIL", "0.W": "PASS", "0.b": "PASS",
+                                                              "2.W": "PASS", "2.b": "PASS"}
