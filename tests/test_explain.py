@@ -22,7 +22,7 @@ from mlp_manual.runs.model_file import save_model
 from mlp_manual.training.experiment import prepare
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-OFFLINE = ["xor", "moons", "spirals", "sine", "digits", "mnist1d"]  # need no download
+OFFLINE = ["xor", "moons", "spirals", "sine", "digits", "mnist1d", "mnist1d_residual"]  # need no download
 CLOSING = re.compile(r"^(\d+) of (\d+) gradient steps agree with finite differences \(all agree; "
                      r"worst relative error (\S+)\)$", re.M)
 
@@ -63,7 +63,7 @@ def test_every_offline_config_is_explained_and_every_step_agrees(name):
         assert f"layers.{i} " in forward and layer.forward_formula in forward
         for formula in layer.backward_formulas.values():
             assert f"fwd: {layer.forward_formula}  =>  {formula}" in backward
-    order = [int(i) for i in re.findall(r"^  layers\.(\d+) ", backward, re.M)]
+    order = [int(i) for i in dict.fromkeys(re.findall(r"^  layers\.(\d+) ", backward, re.M))]  # a block: twice
     assert order == list(range(len(layers)))[::-1]
     assert LOSS_FORMULAS[cfg.loss].seed in section(output, "loss")
 

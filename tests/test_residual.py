@@ -11,7 +11,12 @@ from conftest import check_layer_gradients
 
 from mlp_manual import Residual, build_model, check_layer, load_model, save_model
 from mlp_manual.config import config_from_dict, load_config
-from mlp_manual.errors import ConfigError, LayerError, ModelFileError, TrainingInterrupted
+from mlp_manual.errors import (
+    ConfigError,
+    LayerError,
+    ModelFileError,
+    TrainingInterrupted,
+)
 from mlp_manual.layers import BatchNorm1d, Dropout, LayerNorm, Linear, Tanh
 from mlp_manual.optimizers import Adam, clip_grad_norm, grad_norm
 from mlp_manual.runs.checkpoint import load_checkpoint
@@ -78,7 +83,7 @@ def test_params_grads_and_buffers_are_views_of_the_inner_dicts(rng):
     layer.params["1.beta"] = np.full(4, 2.0)
     assert np.array_equal(norm.params["beta"], [2.0] * 4)
     with pytest.raises(KeyError):
-        layer.params["2.W"]  # noqa: B018
+        layer.params["2.W"]
 
 
 def test_backward_before_forward_and_an_empty_block_are_clear_errors(rng):

@@ -1,9 +1,11 @@
 """The layer registry: for every layer type, its config name, its class, the options a config
 may set with their kinds and ranges, its width rule, and how it is built.
 
-Config validation (``check_spec``), ``build_model``, the model-file loader, the gradient
-checker's built-in suite and ``Model.spec`` all ask this table. A new built-in layer is its
-class and one entry in ``BUILTINS``; ``register`` adds a type at run time (a user's own class).
+Config validation (``check_spec``), ``build_model`` (through ``build_layers``), the model-file
+loader, the gradient checker's built-in suite and ``Model.spec`` all ask this table. A new
+built-in layer is its class and one entry in ``BUILTINS``; ``register`` adds a type at run time
+(a user's own class). An option of kind ``LAYER_LIST`` holds nested layer specs (a residual
+block's), checked, built and described like the model's own.
 """
 
 import math
