@@ -3,6 +3,7 @@ checkpoints and optimizers, and its error messages."""
 
 import json
 import os
+import re
 import signal
 
 import numpy as np
@@ -268,3 +269,16 @@ def test_the_gradient_checker_catches_a_block_that_drops_either_path(broken, rng
     report = check_layer(layer, rng.normal(size=(5, 4)))
     assert {row.name: row.verdict for row in report.rows} == {"dx": "FAIL", "0.W": "PASS", "0.b": "PASS",
                                                               "2.W": "PASS", "2.b": "PASS"}
+
+
+def test_set_reaches_into_a_block_and_names_what_it_cannot_reach(tmp_path):
+    cfg = load_config("configs/mnist1d_residual.yaml", ["model.layers.1.layers.1.units=128",
+                                                        "model.layers.2.layers.0=rmsnorm"])
+    assert cfg.model.layers[1]["layers"][1] == {"type": "linear", "units": 128}
+    assert cfg.model.layers[2]["layers"][0] == {"type": "rmsnorm"}
+    for override, message in [("model.layers.1.layers.9.units=3", "model.layers.1.layers.9 is not an index into a "
+                                                                  "list of 5"),
+                              ("model.layers.1.layers.1.units.x=3", "model.layers.1.layers.1.units is not a section"),
+                              ("model.layers.1.layers.0.eps=-1", "model.layers[1].layers[0].eps must be > 0, got -1")]:
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            load_config("configs/mnist1d_residual.yaml", [override])
