@@ -282,3 +282,18 @@ def test_set_reaches_into_a_block_and_names_what_it_cannot_reach(tmp_path):
                               ("model.layers.1.layers.0.eps=-1", "model.layers[1].layers[0].eps must be > 0, got -1")]:
         with pytest.raises(ConfigError, match=re.escape(message)):
             load_config("configs/mnist1d_residual.yaml", [override])
+
+
+def test_blocks_nest_at_most_max_nesting_deep_in_a_config():
+    from mlp_manual.layers.registry import MAX_NESTING
+
+    def model(depth):
+        spec = "relu"
+        for _ in range(depth):
+            spec = {"type": "residual", "layers": [spec]}
+        return {"model": {"layers": [spec, {"type": "linear"}]}}
+
+    assert config_from_dict(model(MAX_NESTING)).model.layers[0]["type"] == "residual"
+    with pytest.raises(ConfigError) as e:
+        config_from_dict(model(MAX_NESTING + 1), "x.yaml")
+    assert str(e.value) == f"x.yaml: model.layers[0]{'.layers[0]' * MAX_NESTING}.layers: blocks nest more than 16 deep"

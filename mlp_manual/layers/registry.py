@@ -178,6 +178,9 @@ def check_spec(spec, where: str) -> dict:
     return checked
 
 
+MAX_NESTING = 16  # blocks inside blocks: deeper than any model needs, far from Python's recursion limit
+
+
 class LayerList(Kind):
     """Nested layer specs (the inner layers of a block), each checked as a spec of its own."""
 
@@ -188,6 +191,8 @@ class LayerList(Kind):
 
     def check(self, value, where: str):
         super().check(value, where)
+        if where.count("[") > MAX_NESTING:  # where is the path, one [index] per enclosing list
+            raise ConfigError(f"{where}: blocks nest more than {MAX_NESTING} deep")
         return [check_spec(s, f"{where}[{j}]") for j, s in enumerate(value)]
 
 

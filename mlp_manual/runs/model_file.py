@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import ModelFileError
 from ..files import write_npz
-from ..layers.registry import LAYERS, LayerType, input_width
+from ..layers.registry import LAYERS, MAX_NESTING, LayerType, input_width
 from ..model import Model
 
 FORMAT = "mlp-manual-model/1"
@@ -158,9 +158,6 @@ def _layer_kwargs(i: str, layer_spec, arrays: dict[str, np.ndarray], path) -> tu
             raise ModelFileError(f"{path}: layer {i} ({name}) cannot be rebuilt: {name} {k} must {option.must}, "
                                  f"got {v!r}")
     return layer_type, kwargs
-
-
-MAX_NESTING = 16  # blocks inside blocks, deeper than any model needs and far from Python's recursion limit
 
 
 def _rebuild(i: str, layer_spec, arrays: dict[str, np.ndarray], path, dtype):
