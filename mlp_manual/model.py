@@ -113,12 +113,11 @@ class Model:
         def add(prefix: str, layers, width: int) -> None:
             for i, layer in enumerate(layers):
                 inner = getattr(layer, "sublayers", list)()  # a block: its name, then a row per inner layer
-                n = sum(v.size for v in layer.params.values())
+                n, out = sum(v.size for v in layer.params.values()), layer.output_width(width)
                 name = f"{type(layer).__name__}: {layer.forward_formula}" if inner else repr(layer)
-                rows.append((f"{'  ' * prefix.count('.')}{prefix}{i}: {name}", f"(N, {layer.output_width(width)})",
-                             f"{n:,}"))
+                rows.append((f"{'  ' * prefix.count('.')}{prefix}{i}: {name}", f"(N, {out})", f"{n:,}"))
                 add(f"{prefix}{i}.", inner, width)
-                width = layer.output_width(width)
+                width = out
 
         add("", self.layers, input_width)
         w0, w1 = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows)
