@@ -1,8 +1,8 @@
 """Regenerate the accuracy table: each config trained with several seeds, test accuracy on the official
 (or seeded) test split, epochs and wall time.
 
-    python benchmarks/accuracy.py                       # every dataset, seeds 0 1 2
-    python benchmarks/accuracy.py --only digits mnist1d --seeds 0 1 2
+    python benchmarks/accuracy.py                       # every benchmark, seeds 0 1 2
+    python benchmarks/accuracy.py --only digits mnist1d mnist1d_residual --seeds 0 1 2
     python benchmarks/accuracy.py --table-only          # print the table from benchmarks/results.json
 
 Needs MNIST in a data directory (`mlp-data fetch mnist`). Results are merged into
@@ -26,9 +26,10 @@ sys.path.insert(0, str(ROOT))
 from mlp_manual.config import load_config  # noqa: E402
 from mlp_manual.runs.run import train_run  # noqa: E402
 
-BENCHMARKS = {  # dataset: (config, published reference)
+BENCHMARKS = {  # benchmark (the dataset, or the dataset and a variant): (config, published reference)
     "digits": ("configs/digits.yaml", "97.9% scikit-learn MLPClassifier defaults"),
     "mnist1d": ("configs/mnist1d.yaml", "68% MLP baseline (Greydanus 2020)"),
+    "mnist1d_residual": ("configs/mnist1d_residual.yaml", "the plain MLP of the row above"),
     "mnist": ("configs/mnist.yaml", "98.40% Keras mnist_mlp example (20 epochs)"),
     "fashion_mnist": ("configs/fashion_mnist.yaml", "no target set"),
 }

@@ -12,6 +12,7 @@ from .layers import (
                      LeakyReLU,
                      Linear,
                      ReLU,
+                     Residual,
                      RMSNorm,
                      Sigmoid,
                      Softmax,
@@ -24,7 +25,8 @@ from .runs.predictor import Predictor, load_predictor
 
 __version__ = "0.1.0"
 __all__ = ["Layer", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Identity", "Softmax",
-           "Dropout", "LayerNorm", "RMSNorm", "BatchNorm1d", "Model", "build_model", "load_model",
-           "save_model", "load_predictor", "Predictor", "softmax_cross_entropy", "bce_with_logits", "mse", "MLPManualError",
+           "Dropout", "LayerNorm", "RMSNorm", "BatchNorm1d", "Residual", "Model", "build_model", "load_model",
+           "save_model", "load_predictor", "Predictor", "softmax_cross_entropy", "bce_with_logits", "mse",
+           "MLPManualError",
            "ConfigError", "DataError", "LayerError", "ModelFileError", "check_layer", "check_loss",
            "check_model"]

@@ -5,7 +5,6 @@ N = batch size, D = input features, K = output units.
 
 import numpy as np
 
-from .errors import ConfigError, LayerError
 from .layers import Layer, registry
 
 
@@ -48,6 +47,15 @@ class Model:
     def eval(self) -> "Model":
         """Put every layer in evaluation mode."""
         return self.train(False)
+
+    def named_layers(self):
+        """Yield (name, layer) for every layer, a block's inner layers after it, named
+        ``layers.<index>`` and ``layers.<index>.<inner index>``."""
+        def walk(prefix, layers):
+            for i, layer in enumerate(layers):
+                yield f"{prefix}.{i}", layer
+                yield from walk(f"{prefix}.{i}", getattr(layer, "sublayers", list)())  # a layer may lack it
+        yield from walk("layers", self.layers)
 
     def named_params(self):
         """Yield (name, params dict, grads dict, key) for every parameter tensor,
@@ -101,11 +109,17 @@ class Model:
     def summary(self, input_width: int) -> str:
         """A table: layer, output shape, parameters; then the total."""
         rows = [("layer", "output shape", "params")]
-        width = input_width
-        for i, layer in enumerate(self.layers):
-            width = layer.output_width(width)
-            n = sum(v.size for v in layer.params.values())
-            rows.append((f"{i}: {layer!r}", f"(N, {width})", f"{n:,}"))
+
+        def add(prefix: str, layers, width: int) -> None:
+            for i, layer in enumerate(layers):
+                inner = getattr(layer, "sublayers", list)()  # a block: its name, then a row per inner layer
+                n, out = sum(v.size for v in layer.params.values()), layer.output_width(width)
+                name = f"{type(layer).__name__}: {layer.forward_formula}" if inner else repr(layer)
+                rows.append((f"{'  ' * prefix.count('.')}{prefix}{i}: {name}", f"(N, {out})", f"{n:,}"))
+                add(f"{prefix}{i}.", inner, width)
+                width = out
+
+        add("", self.layers, input_width)
         w0, w1 = max(len(r[0]) for r in rows), max(len(r[1]) for r in rows)
         lines = [f"{a:<{w0}}  {b:<{w1}}  {c:>10}" for a, b, c in rows]
         lines.insert(1, "-" * len(lines[0]))
@@ -127,19 +141,9 @@ def build_model(layer_specs: list[dict], input_width: int, output_width: int,
 
     Widths follow each type's width rule in the layer registry: a linear layer takes the
     current width as input and the last one may omit ``units`` to get ``output_width``;
-    normalisation layers take the current width. ``init`` is the weight init of every layer
-    whose spec does not name one.
+    normalisation layers take the current width; a residual block's inner layers take and give
+    the width flowing into it. ``init`` is the weight init of every layer whose spec does not
+    name one.
     """
-    last = registry.output_layer(layer_specs)
-    layers, width = [], input_width
-    for i, spec in enumerate(layer_specs):
-        layer_type = registry.LAYERS[spec["type"]]
-        try:
-            layer = layer_type.build(spec, width, rng, dtype, output_width if i == last else None, {"init": init})
-        except ConfigError as e:
-            raise ConfigError(f"model.layers[{i}]: {e}") from None
-        except LayerError as e:
-            raise ConfigError(f"model.layers[{i}] ({layer_type.name}): {e}") from None
-        layers.append(layer)
-        width = layer.output_width(width)
+    layers, _ = registry.build_layers(layer_specs, input_width, rng, dtype, output_width, {"init": init})
     return Model(layers)

@@ -93,10 +93,10 @@ def test_no_arguments_checks_every_builtin_and_passes():
     assert lines[0].startswith("note: inputs are drawn at least 0.1 away from 0")
     assert any(line.split()[:6] == ["check", "tensor", "shape", "max", "abs", "err"] for line in lines)
     for label in ("linear x(1, 5)", "dropout x(6, 3) train", "dropout x(6, 3) eval", "batchnorm x(6, 3) train",
-                  "softmax_cross_entropy logits(7, 5)"):
+                  "residual x(6, 3)", "softmax_cross_entropy logits(7, 5)"):
         assert any(line.startswith(label + " ") for line in lines), label
     passed, failed, warnings, kinks = map(int, SUMMARY.match(lines[-1]).groups())
-    assert passed == 50 and failed == warnings == kinks == 0
+    assert passed == 60 and failed == warnings == kinks == 0
 
 
 def test_json_report_parses_and_quiet_prints_one_line():
@@ -129,6 +129,18 @@ def test_a_config_with_dropout_and_batchnorm_is_checked_in_both_modes_and_sample
     assert result.exit_code == 0, result.output
     assert " train " in result.output and " eval " in result.output
     assert "sampled 30/80, directional" in result.output
+
+
+def test_a_residual_config_is_checked_through_every_inner_tensor_in_both_modes():
+    result = run("--config", "configs/mnist1d_residual.yaml", "--json", "--max-elements", "10")
+    report = json.loads(result.output)
+    assert result.exit_code == 0 and report["passed"] is True
+    assert [c["label"].split()[-1] for c in report["checks"]] == ["train", "eval"]  # dropout inside the blocks
+    names = [t["name"] for t in report["checks"][0]["tensors"]]
+    assert names[:4] == ["dlogits", "dx", "layers.0.W", "layers.0.b"]
+    assert names[4:10] == ["layers.1.0.gamma", "layers.1.0.beta", "layers.1.1.W", "layers.1.1.b", "layers.1.4.W",
+                           "layers.1.4.b"]
+    assert names[-4:] == ["layers.4.gamma", "layers.4.beta", "layers.6.W", "layers.6.b"] and len(names) == 26
 
 
 def test_users_own_layer_class_passes(user_module):

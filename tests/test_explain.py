@@ -16,13 +16,13 @@ from mlp_manual.config import load_config
 from mlp_manual.datasets import datadir
 from mlp_manual.explain.formulas import LOSS_FORMULAS
 from mlp_manual.explain.scalar import MAX_PARAMS, scalar_pass
-from mlp_manual.explain.trace import trace
+from mlp_manual.explain.trace import BlockEnd, trace
 from mlp_manual.losses import LOSSES
 from mlp_manual.runs.model_file import save_model
 from mlp_manual.training.experiment import prepare
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
-OFFLINE = ["xor", "moons", "spirals", "sine", "digits", "mnist1d"]  # need no download
+OFFLINE = ["xor", "moons", "spirals", "sine", "digits", "mnist1d", "mnist1d_residual"]  # need no download
 CLOSING = re.compile(r"^(\d+) of (\d+) gradient steps agree with finite differences \(all agree; "
                      r"worst relative error (\S+)\)$", re.M)
 
@@ -34,10 +34,11 @@ def explain(*args):
 
 
 def assert_every_step_agrees(output: str, cfg) -> None:
-    """The closing line counts the loss's seed plus dx and every parameter of every layer, all
-    agreeing, and each printed relative error is below the checker's pass threshold."""
+    """The closing line counts the loss's seed plus dx and every parameter of every layer (a
+    block's dx, and its inner layers as layers), all agreeing, and each printed relative error is
+    below the checker's pass threshold."""
     exp = prepare(cfg)
-    expected = 1 + sum(1 + len(layer.params) for layer in exp.model.layers)
+    expected = 1 + sum(1 + (0 if layer.sublayers() else len(layer.params)) for _, layer in exp.model.named_layers())
     agree, total, worst = CLOSING.search(output).groups()
     assert int(agree) == int(total) == expected
     errors = [float(e) for e in re.findall(r"finite differences: rel err (\S+)  (?:PASS|KINK)", output)]
@@ -62,7 +63,7 @@ def test_every_offline_config_is_explained_and_every_step_agrees(name):
         assert f"layers.{i} " in forward and layer.forward_formula in forward
         for formula in layer.backward_formulas.values():
             assert f"fwd: {layer.forward_formula}  =>  {formula}" in backward
-    order = [int(i) for i in re.findall(r"^  layers\.(\d+) ", backward, re.M)]
+    order = [int(i) for i in dict.fromkeys(re.findall(r"^  layers\.(\d+) ", backward, re.M))]  # a block: twice
     assert order == list(range(len(layers)))[::-1]
     assert LOSS_FORMULAS[cfg.loss].seed in section(output, "loss")
 
@@ -172,6 +173,54 @@ def test_scalar_refuses_large_models_and_other_layers():
     assert result.exit_code == 1
     assert result.output.startswith("Error: --scalar supports the layers linear, identity, relu")
     assert result.output.endswith("; layers.1 is layernorm\n")
+
+
+RESIDUAL = ["model.layers=[{type: linear, units: 4}, {type: residual, layers: [{type: linear, units: 3}, tanh, "
+            "{type: residual, layers: [dropout, {type: linear}]}, {type: linear}]}, {type: linear}]"]
+
+
+def test_a_residual_is_walked_into_its_add_and_the_sum_of_its_two_gradients_shown():
+    output = explain("--config", str(CONFIGS / "xor.yaml"), "--rows", "3", *(f"--set={o}" for o in RESIDUAL))
+    cfg = load_config(CONFIGS / "xor.yaml", RESIDUAL)
+    assert_every_step_agrees(output, cfg)
+    forward, backward = section(output, "forward"), section(output, "backward")
+    order = re.findall(r"^ *(layers[.\d]+) (\w+)", forward, re.M)
+    assert order == [("layers.0", "linear"), ("layers.1", "residual"), ("layers.1.0", "linear"),
+                     ("layers.1.1", "tanh"), ("layers.1.2", "residual"), ("layers.1.2.0", "dropout"),
+                     ("layers.1.2.1", "linear"), ("layers.1.2", "residual"), ("layers.1.3", "linear"),
+                     ("layers.1", "residual"), ("layers.2", "linear")]
+    assert re.findall(r"^ *(layers[.\d]+) \w+", backward, re.M) == [name for name, _ in order[::-1]]
+    assert "    layers.1.0 linear: out = x @ W + b" in forward and "      layers.1.2.0 dropout" in backward
+    assert "      x (3, 4) is used twice: f = layers.1.0 .. layers.1.3 takes it, and the skip connection" in forward
+    assert "      x (3, 4) + f(x) (3, 4) (the output of layers.1.3) -> out (3, 4)" in forward
+    assert ("      the sum passes dout on unchanged to both terms: to f(x), back into layers.1.3, and to x along "
+            "the skip connection") in backward
+    assert "  layers.1 residual: x fed f and the skip connection, so its two gradients add" in backward
+    assert "    fwd: out = x + f(x)  =>  dx = dout + df(dout)" in backward
+    assert "      dout (3, 4) along the skip + df (3, 4) back through f (the dx of layers.1.0) -> dx (3, 4)" in backward
+
+    exp = prepare(cfg)
+    rows = np.sort(np.random.default_rng(0).choice(4, 3, replace=False))  # the rows mlp-explain --seed 0 picks
+    t = trace(exp.model, exp.loss, cfg.loss, exp.data.X_train[rows], exp.data.y_train[rows], check=False)
+    forks = [s.block for s in t.steps if isinstance(s, BlockEnd) and s.end == "fork"]
+    assert [b.name for b in forks] == ["layers.1", "layers.1.2"]
+    for b in forks:  # the printed sum is the block's own backward, to the last bit
+        assert np.array_equal(b.grads["dx"], b.dout + b.df)
+        assert np.array_equal(b.out, b.x + b.fx)
+    inner = {s.name: s for s in t.steps if not isinstance(s, BlockEnd)}
+    assert np.array_equal(forks[0].df, inner["layers.1.0"].grads["dx"])
+    assert np.array_equal(forks[0].dout, inner["layers.1.3"].dout)  # the join hands dout on to f unchanged
+    block = forks[0]
+    printed = re.search(r"layers\.1 residual: x fed f.*?\n      dx\[0\] = ([^\n]*)", backward, re.S).group(1)
+    assert printed.split() == [f"{v + 0.0:.4g}" for v in block.grads["dx"][0]]
+
+
+def test_scalar_refuses_a_residual_with_one_line():
+    result = invoke_cli(main, "--config", str(CONFIGS / "xor.yaml"), "--scalar",
+                        "--set", "model.layers=[{type: linear, units: 2}, {type: residual, layers: [tanh]}, {type: linear}]")
+    assert result.exit_code == 1
+    assert result.output == ("Error: --scalar supports the layers linear, identity, relu, leaky_relu, tanh, sigmoid; "
+                             "layers.1 is residual\n")
 
 
 def test_model_alone_uses_the_config_beside_it(tmp_path):

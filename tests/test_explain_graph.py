@@ -78,6 +78,41 @@ def test_forward_edges_are_solid_with_shapes_and_backward_edges_dashed_with_form
     assert labels["backward:layers.1->layers.0"].get_text().startswith("dx = dout * (1 - t**2)\n")
 
 
+NESTED_RESIDUALS = ("model.layers=[{type: linear, units: 6}, {type: residual, layers: [layernorm, {type: linear, "
+                    "units: 8}, gelu, {type: residual, layers: [{type: linear, units: 8}, tanh, batchnorm]}, dropout, "
+                    "{type: linear}]}, {type: residual, layers: [rmsnorm]}, {type: linear}]")
+
+
+def test_a_residual_is_its_inner_layers_then_an_add_node_fed_by_a_skip_connection():
+    t = traced("moons", NESTED_RESIDUALS)
+    graph = build_graph(t)
+    fig = draw_graph(graph, "residual")
+    nodes, labels = artists(fig, "node:"), artists(fig, "label:")
+    arrows = {k: a for k, a in artists(fig, "").items() if k.startswith(("forward:", "backward:"))}
+    plt.close(fig)
+    assert nodes["layers.1"].get_text() == "layers.1  residual\nout = x + f(x)"
+    assert graph.node("layers.1").kind == graph.node("layers.1.3").kind == "add"
+    assert {"layers.1.0", "layers.1.3.2", "layers.1.3.2.gamma", "layers.2.0"} <= set(nodes)
+    skips = {(e.source, e.target, e.direction): e.bend for e in graph.edges if e.bend is not None}
+    assert set(skips) == {("layers.0", "layers.1", "forward"), ("layers.1", "layers.0", "backward"),
+                          ("layers.1.2", "layers.1.3", "forward"), ("layers.1.3", "layers.1.2", "backward"),
+                          ("layers.1", "layers.2", "forward"), ("layers.2", "layers.1", "backward")}
+    # the inner block bends nearest the column; the next block of a depth bends further out than the one before
+    assert skips["layers.1.2", "layers.1.3", "forward"] < skips["layers.0", "layers.1", "forward"] \
+        < skips["layers.1", "layers.2", "forward"]
+    assert arrows["forward:layers.0->layers.1"].get_linestyle() == "-"
+    assert arrows["backward:layers.1->layers.0"].get_linestyle() == "--"
+    assert labels["forward:layers.0->layers.1"].get_text() == "(4, 6) skip"
+    outer = next(s.block for s in t.steps if s.name == "layers.1")
+    assert labels["backward:layers.1->layers.0"].get_text() == (
+        f"dout along the skip\n|dout| = {np.linalg.norm(outer.dout):.3g}\nat layers.0 it adds to df,\n"
+        f"the gradient back through f:\ndx = dout + df(dout)\n|dx| = {np.linalg.norm(outer.grads['dx']):.3g}")
+    assert labels["backward:layers.1->layers.1.5"].get_text() == f"dout into f(x)\n|dout| = {np.linalg.norm(outer.dout):.3g}"
+    assert labels["forward:layers.1.5->layers.1"].get_text() == "(4, 6)"
+    # the first inner layer's dx goes back to the block's input, where the skip's dout joins it
+    assert labels["backward:layers.1.0->layers.0"].get_text().startswith("dx = rstd * (dxhat")
+
+
 def extents(fig):
     """Window extents of every label, node box, title and the legend, after a draw."""
     fig.canvas.draw()
@@ -91,6 +126,7 @@ def extents(fig):
     pytest.param(lambda: traced("xor"), id="xor"),
     pytest.param(lambda: traced("moons", EVERY_LAYER), id="every-layer"),
     pytest.param(lambda: mnist_shaped(), id="mnist-shaped"),
+    pytest.param(lambda: traced("moons", NESTED_RESIDUALS), id="nested-residuals"),
 ])
 def test_no_two_labels_or_boxes_overlap(t):
     fig = draw_graph(build_graph(t()), "a title")

@@ -11,7 +11,7 @@ from conftest import invoke_cli
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
-from mlp_manual import Layer, Model, ReLU, build_model, load_model, save_model  # noqa: E402
+from mlp_manual import Layer, Model, ReLU, Residual, build_model, load_model, save_model  # noqa: E402
 from mlp_manual.cli.export import main  # noqa: E402
 from mlp_manual.cli.train import main as train_main  # noqa: E402
 from mlp_manual.errors import ExportError  # noqa: E402
@@ -28,11 +28,18 @@ def run_onnx(proto, X):
     return dict(zip([o.name for o in session.get_outputs()], session.run(None, {"input": X})))
 
 
+# a residual with every kind of inner layer a block can hold, and a residual inside it
+RESIDUAL = {"type": "residual", "layers": [
+    {"type": "layernorm"}, {"type": "linear", "units": 5}, {"type": "relu"}, {"type": "dropout"},
+    {"type": "residual", "layers": [{"type": "batchnorm"}, {"type": "linear"}, {"type": "tanh"}]},
+    {"type": "linear"}]}
+
+
 def model_with(layer_type, out_width, rng, dtype=np.float32):
     """linear 8 -> layer_type -> linear 6 (no bias) -> linear, every parameter and buffer moved
     away from its initial value (variances stay positive), so that a normalisation layer's
     scale, shift and running statistics all matter."""
-    middle = [] if layer_type == "linear" else [{"type": layer_type}]
+    middle = [] if layer_type == "linear" else [RESIDUAL if layer_type == "residual" else {"type": layer_type}]
     model = build_model([{"type": "linear", "units": 8}, *middle, {"type": "linear", "units": 6, "bias": False},
                          {"type": "linear"}], 5, out_width, rng, dtype)
     for layer in model.layers:
@@ -125,6 +132,22 @@ def test_a_custom_layer_is_refused_by_name(custom, rng):
     model = Model([*build_model([{"type": "linear", "units": 3}], 2, 3, rng).layers, custom()])
     with pytest.raises(ExportError, match=rf"layer 1 \({custom.__name__}\) cannot be exported to ONNX"):
         export_model(model)
+
+
+def test_a_custom_layer_inside_a_residual_is_refused_by_its_nested_name(rng):
+    first = build_model([{"type": "linear", "units": 3}], 2, 3, rng).layers[0]
+    model = Model([first, Residual([ReLU(), Doubler()])])
+    with pytest.raises(ExportError, match=r"layer 1\.1 \(Doubler\) cannot be exported to ONNX"):
+        export_model(model)
+
+
+def test_a_residual_is_its_inner_nodes_then_an_add_of_its_input(rng):
+    model = model_with("residual", 3, rng)
+    proto = export_model(model)
+    names = {n.name: n for n in proto.graph.node}
+    assert names["layers.1"].op_type == "Add" and names["layers.1.4"].op_type == "Add"
+    assert list(names["layers.1"].input) == [names["layers.0"].output[0], names["layers.1.5"].output[0]]
+    assert names["layers.1.0"].op_type == "LayerNormalization" and names["layers.1.4.0"].op_type == "BatchNormalization"
 
 
 def test_mlp_export_a_trained_run(tmp_path):

@@ -44,11 +44,17 @@ def test_builtin_layer_formulas_are_its_code_comments(name):
 
 @pytest.mark.parametrize("name", sorted(LAYER_TYPES))
 def test_every_params_key_has_a_formula(name, rng):
-    """One formula for dx and one per parameter, no more."""
+    """One formula for dx and one per parameter of its own, no more; a block's inner layers
+    (a residual's) carry the formulas of theirs."""
     from mlp_manual.gradcheck.suites import builtin_layer
 
-    layer = builtin_layer(name, 3, rng)
-    assert set(layer.backward_formulas) == {"dx", *layer.params}
+    def check(layer):
+        inner = {f"{j}.{k}" for j, sub in enumerate(layer.sublayers()) for k in sub.params}
+        assert set(layer.backward_formulas) == {"dx", *(set(layer.params) - inner)}, layer
+        for sub in layer.sublayers():
+            check(sub)
+
+    check(builtin_layer(name, 3, rng))
 
 
 def test_the_comment_reader_finds_multiline_comments():

@@ -134,3 +134,16 @@ def test_cli_precision_on_every_layer_of_a_config():
     result = invoke_cli(main, "--precision", "--config", str(config), "-q")
     assert result.exit_code == 0
     assert result.output.splitlines()[-1].startswith("5 passed, 0 failed")
+
+
+def test_cli_precision_on_a_residual_config_checks_each_block_whole():
+    from pathlib import Path
+
+    config = Path(__file__).resolve().parents[1] / "configs" / "mnist1d_residual.yaml"
+    result = invoke_cli(main, "--precision", "--config", str(config), "--json")
+    report = json.loads(result.output)
+    assert result.exit_code == 0 and report["passed"] is True
+    assert [c["label"].split()[:2] for c in report["checks"]][:3] == [["layers.0", "linear"], ["layers.1", "residual"],
+                                                                      ["layers.2", "residual"]]
+    block = report["checks"][1]
+    assert {t["name"] for t in block["tensors"]} == {"out", "dx", "0.gamma", "0.beta", "1.W", "1.b", "4.W", "4.b"}

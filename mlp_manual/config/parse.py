@@ -158,7 +158,10 @@ def _apply_override(raw: dict, path: list[str], value, text: str) -> None:
             if last:
                 node[part] = value
                 return
-            raise ConfigError(f"--set {short_repr(text)}: {where} is not a section")
+            if not isinstance(node.get(part), list):  # only a block's inner layers lie deeper
+                raise ConfigError(f"--set {short_repr(text)}: {where} is not a section")
+            node = node[part]
+            continue
         names = [f.name for f in dataclasses.fields(cls)]
         if part not in names:
             raise ConfigError(f"--set {short_repr(text)}: unknown key '{where}'"

@@ -6,6 +6,12 @@ grows downwards and its labels never share a row; parameters sit in a column to 
 with the output they feed. Forward edges carry the shape of the tensor they pass; backward edges
 go the other way with the formula of the gradient they carry and its norm.
 
+A residual block's inner layers are outputs of the column like any other, followed by an add
+node, out = x + f(x). Its skip connection is a pair of edges from the block's input to the add
+node that leave the column on the right (``bend``: the x of their vertical part; a block inside
+another bends nearer the column, so the two never cross); the backward one carries dout and
+says where it adds to the gradient that came back through f.
+
 Positions are in inches, so the drawing can keep text at a fixed size.
 """
 
@@ -15,20 +21,23 @@ from dataclasses import dataclass
 import numpy as np
 
 from .formulas import LOSS_FORMULAS
-from .trace import Trace
+from .trace import BlockEnd, Trace
 
 PARAM_X = -3.8  # the parameter column, left of the main one at x = 0
 GAP = 1.15  # vertical distance between two outputs, plus PARAM_GAP for each side that has parameters
 PARAM_GAP = 0.6
 PARAM_SPREAD = 1.2  # vertical distance between the parameters of one layer
 WRAP = 46  # characters per line of a formula
+SKIP_X = 3.4  # the vertical part of the innermost skip connection, right of the backward labels
+SKIP_STEP = 2.4  # how much further right the skip of each enclosing block runs: past the inner's labels
+SKIP_ALTERNATE = 0.4  # every other block of one depth bends further right: one ends where the next starts
 
 
 @dataclass(frozen=True)
 class Node:
-    key: str  # "X", "layers.<i>", "layers.<i>.<param>", "y", "loss"
+    key: str  # "X", "layers.<i>" (a block's: its add node), "layers.<i>.<param>", "y", "loss"
     label: str
-    kind: str  # "data", "output", "param", "loss"
+    kind: str  # "data", "output", "param", "add", "loss"
     x: float
     y: float
 
@@ -39,6 +48,7 @@ class Edge:
     target: str
     direction: str  # "forward" (solid) or "backward" (dashed)
     label: str
+    bend: float | None = None  # a skip connection: the x of its vertical part, right of the column
 
 
 @dataclass
@@ -78,11 +88,25 @@ def build_graph(trace: Trace) -> Graph:
     nodes = [Node("X", f"X  {shape(trace.X)}\ndata", "data", 0.0, 0.0)]
     edges = []
     y, above, previous = 0.0, 0, "X"
+    depth = max((s.name.count(".") for s in trace.steps if isinstance(s, BlockEnd)), default=0)
+    block_input = {}  # block name -> the node holding its x
+    joined = {}  # depth -> blocks of that depth drawn so far
     for step in trace.steps:
-        params = list(step.layer.params)
+        if isinstance(step, BlockEnd) and step.end == "fork":
+            block_input[step.name] = previous
+            continue
+        params = [] if isinstance(step, BlockEnd) else list(step.layer.params)
         y -= GAP + PARAM_GAP * (bool(above) + bool(params))
         above = len(params)
         key = step.name
+        if isinstance(step, BlockEnd):  # the join: out = x + f(x)
+            nodes.append(Node(key, f"{key}  {step.block.type}\n{step.block.layer.forward_formula}", "add", 0.0, y))
+            level = key.count(".")
+            joined[level] = joined.get(level, 0) + 1
+            bend = SKIP_X + SKIP_STEP * (depth - level) + SKIP_ALTERNATE * (joined[level] % 2 == 0)
+            edges += join_edges(step.block, previous, block_input[key], bend)
+            previous = key
+            continue
         formula = step.layer.forward_formula or "(no formula given)"
         nodes.append(Node(key, f"{key}  {step.type}\n{wrap(formula)}", "output", 0.0, y))
         edges += [Edge(previous, key, "forward", shape(step.x)),
@@ -105,3 +129,16 @@ def build_graph(trace: Trace) -> Graph:
               Edge("y", "loss", "forward", shape(loss.targets)),
               Edge("loss", previous, "backward", gradient_label(math.seed, loss.dlogits))]
     return Graph(nodes, edges)
+
+
+def join_edges(block, last: str, source: str, bend: float) -> list[Edge]:
+    """The edges into a block's add node: f(x) from its last inner layer, and x along the skip
+    connection from ``source``; backward, dout goes back along both."""
+    norm = f"|dout| = {np.linalg.norm(block.dout):.3g}"
+    dx = block.layer.backward_formulas.get("dx", "dx = (no formula given)")
+    skip = (f"dout along the skip\n{norm}\nat {source} it adds to df,\nthe gradient back through f:\n{dx}\n"
+            f"|dx| = {np.linalg.norm(block.grads['dx']):.3g}")
+    return [Edge(last, block.name, "forward", shape(block.fx)),
+            Edge(block.name, last, "backward", f"dout into f(x)\n{norm}"),
+            Edge(source, block.name, "forward", f"{shape(block.x)} skip", bend),
+            Edge(block.name, source, "backward", skip, bend)]

@@ -8,7 +8,7 @@ N = rows, D = features, K = outputs.
 import numpy as np
 
 from .formulas import LOSS_FORMULAS
-from .trace import LayerStep, Trace
+from .trace import BlockEnd, LayerStep, Trace
 
 ROWS_SHOWN = 2  # rows of a matrix printed
 VALUES_SHOWN = 6  # values of a row printed
@@ -32,8 +32,13 @@ def preview(name: str, a: np.ndarray, indent: str) -> list[str]:
     return rows + ([f"{indent}... ({len(a)} rows)"] if len(a) > ROWS_SHOWN else [])
 
 
-def forward_formula(step: LayerStep) -> str:
+def forward_formula(step) -> str:
     return step.layer.forward_formula or "(no formula given)"
+
+
+def pad(step) -> str:
+    """Two more spaces for each block a step lies in: ``layers.1.0`` is inside ``layers.1``."""
+    return "  " * (step.name.count(".") - 1)
 
 
 def forward_lines(trace: Trace) -> list[str]:
@@ -41,11 +46,26 @@ def forward_lines(trace: Trace) -> list[str]:
              "check below reuses it)", f"  X {shape(trace.X)}"]
     lines += preview("X", trace.X, "      ")
     for step in trace.steps:
-        params = "".join(f", {k} {shape(p)}" for k, p in step.layer.params.items())
-        lines += [f"  {step.name} {step.type}: {forward_formula(step)}",
-                  f"      x {shape(step.x)}{params} -> out {shape(step.out)}"]
-        lines += preview("out", step.out, "      ")
+        lines += block_forward(step) if isinstance(step, BlockEnd) else layer_forward(step)
     return lines
+
+
+def layer_forward(step: LayerStep) -> list[str]:
+    p = pad(step)
+    params = "".join(f", {k} {shape(v)}" for k, v in step.layer.params.items())
+    return [f"  {p}{step.name} {step.type}: {forward_formula(step)}",
+            f"  {p}    x {shape(step.x)}{params} -> out {shape(step.out)}", *preview("out", step.out, f"  {p}    ")]
+
+
+def block_forward(end: BlockEnd) -> list[str]:
+    b, p = end.block, pad(end)
+    first, last = b.inner
+    head = f"  {p}{b.name} {b.type}: {forward_formula(b)}"
+    if end.end == "fork":
+        return [head, f"  {p}    x {shape(b.x)} is used twice: f = {first} .. {last} takes it, and the skip "
+                      "connection carries it to the sum"]
+    return [head, f"  {p}    x {shape(b.x)} + f(x) {shape(b.fx)} (the output of {last}) -> out {shape(b.out)}",
+            *preview("out", b.out, f"  {p}    ")]
 
 
 def loss_lines(trace: Trace) -> list[str]:
@@ -66,17 +86,49 @@ def loss_lines(trace: Trace) -> list[str]:
 def backward_lines(trace: Trace) -> list[str]:
     lines = ["backward, in reverse order: each gradient from the upstream gradient dout"]
     for step in reversed(trace.steps):
-        lines.append(f"  {step.name} {step.type}")
-        for key in [*step.layer.params, "dx"]:
-            grad = step.grads[key]
-            name = "dx" if key == "dx" else f"d{key}"
-            formula = step.layer.backward_formulas.get(key, f"{name} = (no formula given)")
-            lines += [f"    fwd: {forward_formula(step)}  =>  {formula}",
-                      f"      dout {shape(step.dout)} -> {name} {shape(grad)}, |{name}| = {np.linalg.norm(grad):.4g}"]
-            lines += preview(name, grad, "      ")
-            if key in step.checks:
-                lines.append(f"      {check_text(step.checks[key])}")
+        lines += block_backward(step) if isinstance(step, BlockEnd) else layer_backward(step)
     return lines
+
+
+def layer_backward(step: LayerStep) -> list[str]:
+    p = pad(step)
+    lines = [f"  {p}{step.name} {step.type}"]
+    for key in [*step.layer.params, "dx"]:
+        grad = step.grads[key]
+        name = "dx" if key == "dx" else f"d{key}"
+        formula = step.layer.backward_formulas.get(key, f"{name} = (no formula given)")
+        lines += [f"  {p}  fwd: {forward_formula(step)}  =>  {formula}",
+                  f"  {p}    dout {shape(step.dout)} -> {name} {shape(grad)}, |{name}| = {norm(grad)}"]
+        lines += preview(name, grad, f"  {p}    ")
+        if key in step.checks:
+            lines.append(f"  {p}    {check_text(step.checks[key])}")
+    return lines
+
+
+def block_backward(end: BlockEnd) -> list[str]:
+    """At the join, dout goes on to both terms of the sum; at the fork, the two gradients of x add."""
+    b, p = end.block, pad(end)
+    first, last = b.inner
+    if end.end == "join":
+        return [f"  {p}{b.name} {b.type}: {forward_formula(b)}",
+                f"  {p}    the sum passes dout on unchanged to both terms: to f(x), back into {last}, and to x "
+                "along the skip connection",
+                f"  {p}    dout {shape(b.dout)}, |dout| = {norm(b.dout)}", *preview("dout", b.dout, f"  {p}    ")]
+    formula = b.layer.backward_formulas.get("dx", "dx = (no formula given)")
+    lines = [f"  {p}{b.name} {b.type}: x fed f and the skip connection, so its two gradients add",
+             f"  {p}  fwd: {forward_formula(b)}  =>  {formula}",
+             f"  {p}    dout {shape(b.dout)} along the skip + df {shape(b.df)} back through f (the dx of {first}) "
+             f"-> dx {shape(b.grads['dx'])}",
+             f"  {p}    |dout| = {norm(b.dout)}, |df| = {norm(b.df)}, |dx| = {norm(b.grads['dx'])}"]
+    for name, grad in (("dout", b.dout), ("df", b.df), ("dx", b.grads["dx"])):
+        lines += preview(name, grad, f"  {p}    ")
+    if "dx" in b.checks:
+        lines.append(f"  {p}    {check_text(b.checks['dx'])}")
+    return lines
+
+
+def norm(a: np.ndarray) -> str:
+    return f"{np.linalg.norm(a):.4g}"
 
 
 def check_text(row) -> str:

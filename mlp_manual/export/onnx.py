@@ -80,6 +80,11 @@ def _batchnorm(g, layer: layers.BatchNorm1d, x, name):
     return g.op("BatchNormalization", x, *consts, name=name, epsilon=layer.eps)
 
 
+def _residual(g, layer: layers.Residual, x, name):
+    fx = _emit_layers(g, layer.layers, x, name)  # the inner layers, named <name>.<j>
+    return g.op("Add", x, fx, name=name)  # out = x + f(x)
+
+
 # the ONNX translation of each built-in layer class (exactly that class: a subclass may compute
 # something else)
 EMITTERS = {
@@ -95,7 +100,19 @@ EMITTERS = {
     layers.LayerNorm: _layernorm,
     layers.RMSNorm: _rmsnorm,
     layers.BatchNorm1d: _batchnorm,
+    layers.Residual: _residual,
 }
+
+
+def _emit_layers(g: GraphBuilder, model_layers: list, x: str, prefix: str) -> str:
+    """The nodes of ``model_layers`` applied in order to ``x``, each named ``<prefix>.<index>``."""
+    for i, layer in enumerate(model_layers):
+        name, emit = f"{prefix}.{i}", EMITTERS.get(type(layer))
+        if emit is None:
+            raise ExportError(f"layer {name.removeprefix('layers.')} ({type(layer).__name__}) cannot be exported "
+                              f"to ONNX: only the built-in layers can ({', '.join(cls.__name__ for cls in EMITTERS)})")
+        x = emit(g, layer, x, name)
+    return x
 
 
 def _softmax_probabilities(g, logits: str) -> tuple[str, int | None]:
@@ -161,12 +178,7 @@ def export_model(model: Model, spec: dict | None = None, where: str = "model") -
     if g.dtype != np.float32:
         x = g.op("Cast", x, name="input_cast", to=ELEMENT_TYPES[g.dtype])
     x = _preprocess(g, x, spec.get("preprocess"), width, where)
-    for i, layer in enumerate(model.layers):
-        emit = EMITTERS.get(type(layer))
-        if emit is None:
-            raise ExportError(f"layer {i} ({type(layer).__name__}) cannot be exported to ONNX: only the built-in "
-                              f"layers can ({', '.join(cls.__name__ for cls in EMITTERS)})")
-        x = emit(g, layer, x, f"layers.{i}")
+    x = _emit_layers(g, model.layers, x, "layers")
     out_width = model.output_width(width) if width is not None else None
     loss = spec.get("loss")
     if loss in PROBABILITIES:

@@ -80,10 +80,10 @@ class PrecisionReport:
         """The row of tensor ``name``."""
         return next(r for r in self.rows if r.name == name)
 
-    def line(self, width: int = 0) -> str:
+    def line(self, width: int = 0, name_width: int = 6) -> str:
         """The check's worst tensor: name, error, bound, kappa, verdict."""
         w = self.worst
-        return (f"{self.label:<{width}}  {w.name:<6}  {w.err:9.1e}  {w.bound:9.1e}  {w.kappa:8.3g}  "
+        return (f"{self.label:<{width}}  {w.name:<{name_width}}  {w.err:9.1e}  {w.bound:9.1e}  {w.kappa:8.3g}  "
                 f"{'PASS' if w.passed else 'FAIL'}")
 
 
@@ -133,9 +133,10 @@ def check_precision_modes(layer, x, label: str, seed: int = 0) -> list[Precision
 def format_precision(reports: list[PrecisionReport], only_failures: bool = False) -> str:
     """One line per check (its worst tensor), then how many pass."""
     width = max(len(r.label) for r in reports)
-    lines = [f"{'check':<{width}}  tensor  {'rel err':>9}  {'bound':>9}  {'kappa':>8}  verdict",
-             "-" * (width + 51)]
-    lines += [r.line(width) for r in reports if not (only_failures and r.passed)]
+    name_width = max(len("tensor"), *(len(r.worst.name) for r in reports))  # "0.0.gamma" inside a residual
+    lines = [f"{'check':<{width}}  {'tensor':<{name_width}}  {'rel err':>9}  {'bound':>9}  {'kappa':>8}  verdict",
+             "-" * (width + name_width + 45)]
+    lines += [r.line(width, name_width) for r in reports if not (only_failures and r.passed)]
     failed = sum(not r.passed for r in reports)
     lines.append(f"{len(reports) - failed} passed, {failed} failed: float32 against float64 on the same inputs "
                  f"(bound = {SAFETY:g} * eps32 * sqrt(n) * kappa)")
@@ -177,12 +178,14 @@ def _perturbed(single, x32, dout32, rng):
 
 def _move_cache(layer, move) -> None:
     """Move the float arrays a layer keeps between forward and backward (its attributes other
-    than params, grads and buffers): a float32 layer stores them in float32, so their rounding is
-    part of what no float32 computation avoids."""
+    than params, grads and buffers), and those of the layers inside it (a residual's): a float32
+    layer stores them in float32, so their rounding is part of what no float32 computation avoids."""
     own = {id(v) for d in (layer.params, layer.grads, getattr(layer, "buffers", {})) for v in d.values()}
     for name, v in list(vars(layer).items()):
         if isinstance(v, np.ndarray) and v.dtype.kind == "f" and id(v) not in own:
             setattr(layer, name, move(v))
+    for inner in getattr(layer, "sublayers", list)():
+        _move_cache(inner, move)
 
 
 def _max_rel(a: np.ndarray, ref: np.ndarray) -> float:

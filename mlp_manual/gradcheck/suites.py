@@ -25,8 +25,11 @@ LAYER_SHAPES = ((1, 5), (6, 3))  # (N, D)
 OUTPUT_WIDTH = 4  # linear maps D to 4, so its weights are not square
 LOSS_SHAPES = {"softmax_cross_entropy": ((1, 3), (7, 5)), "bce_with_logits": ((1, 1), (7, 1), (5, 3)),
                "mse": ((1, 1), (7, 3))}  # (N, C) or (N, K)
-OPTIONS = {"leaky_relu": {"slope": 0.2}, "dropout": {"p": 0.5}}
+OPTIONS = {"leaky_relu": {"slope": 0.2}, "dropout": {"p": 0.5},
+           # out = x + f(x) with a smooth f whose hidden width (4) differs from D, so no weight is square
+           "residual": {"layers": [{"type": "linear", "units": 4}, {"type": "tanh"}, {"type": "linear"}]}}
 NOTES = (f"inputs are drawn at least {KINK_MARGIN} away from 0, the kink of relu and leaky_relu",
+         "residual is checked as out = x + f(x) with f = linear, tanh, linear",
          "dropout is checked with one fixed mask; batch norm with its running statistics held fixed",
          "batchnorm in train mode is not checked at batch 1: batch statistics need at least 2 rows")
 

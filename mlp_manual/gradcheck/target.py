@@ -70,8 +70,9 @@ def copy_in(obj, layers, dtype, mode: str | None = None):
 def pin_state(layers) -> Callable[[], None]:
     """Remember the layers' random generators and buffers as they are now; the function returned
     puts them back, so that every forward after it draws the same dropout mask and reads the same
-    running statistics."""
-    generators = [(v, v.bit_generator.state) for layer in layers
+    running statistics. A block's buffers include its inner layers'; their generators are found
+    by walking into it."""
+    generators = [(v, v.bit_generator.state) for layer in _within(layers)
                   for v in getattr(layer, "__dict__", {}).values() if isinstance(v, np.random.Generator)]
     buffers = [(layer.buffers, k, v, v.copy()) for layer in layers
                for k, v in getattr(layer, "buffers", {}).items() if isinstance(v, np.ndarray)]
@@ -94,3 +95,7 @@ def modes_to_check(obj, x) -> list[str | None]:
             for mode in ("train", "eval")]
     return [None] if np.array_equal(*outs) else ["train", "eval"]
 
+
+def _within(layers) -> list:
+    """The layers and every layer nested in them (a residual's inner layers), depth first."""
+    return [v for layer in layers for v in [layer, *_within(getattr(layer, "sublayers", list)())]]

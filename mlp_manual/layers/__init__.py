@@ -15,6 +15,7 @@ from .dropout import Dropout
 from .linear import Linear
 from .normalization import BatchNorm1d, LayerNorm, RMSNorm
 from .registry import LAYER_TYPES, LAYERS
+from .residual import Residual
 
 __all__ = ["Layer", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Identity", "Softmax",
-           "Dropout", "LayerNorm", "RMSNorm", "BatchNorm1d", "LAYER_TYPES", "LAYERS", "sigmoid"]
+           "Dropout", "LayerNorm", "RMSNorm", "BatchNorm1d", "Residual", "LAYER_TYPES", "LAYERS", "sigmoid"]

@@ -8,7 +8,8 @@ A layer has:
   the data (the default calls ``backward`` and drops dx; Linear skips the dx matmul);
 - ``params`` / ``grads``: dicts of arrays with identical keys (empty without parameters);
 - ``buffers``: arrays that are state but not trained (BatchNorm's running statistics);
-- ``training``: switched by ``train()`` / ``eval()`` for layers that behave differently.
+- ``training``: switched by ``train()`` / ``eval()`` for layers that behave differently;
+- ``sublayers()``: the layers a block is made of (a residual's inner layers), none for others.
 
 Ownership: ``forward`` and ``backward`` never write into ``x`` or ``dout`` nor into an array they
 returned before, so a caller may keep every output it gets (Identity's output is its input itself).
@@ -63,8 +64,13 @@ class Layer:
         """Switch to evaluation mode."""
         return self.train(False)
 
+    def sublayers(self) -> list["Layer"]:
+        """The layers this one runs inside it (a block's), outermost first; none for a plain layer."""
+        return []
+
     def config(self) -> dict:
-        """The constructor arguments that rebuild this layer (JSON types only)."""
+        """The constructor arguments that rebuild this layer: JSON types, and for a block its
+        list of inner layers (``registry.layer_spec`` turns those into specs)."""
         return {}
 
     def output_width(self, width: int) -> int:

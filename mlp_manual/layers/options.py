@@ -18,7 +18,10 @@ from ..init import init_names
 
 class Kind:
     """The type of value an option holds. ``accepts`` tests a value; ``check`` returns it as the
-    layer takes it or raises ConfigError: ``<where> must be <described>, got <value>``."""
+    layer takes it or raises ConfigError: ``<where> must be <described>, got <value>``.
+    ``holds_layers``: the value is a list of layer specs, which are built into layers."""
+
+    holds_layers = False
 
     def __init__(self, described: str, accepts: Callable[[object], bool]):
         self.described, self.accepts = described, accepts

@@ -1,10 +1,12 @@
 """The layer registry: for every layer type, its config name, its class, the options a config
 may set with their kinds and ranges, its width rule, and how it is built.
 
-Config validation (``check_spec``), ``build_model``, the model-file loader, the gradient
-checker's built-in suite and ``Model.spec`` all ask this table. A new built-in layer is its
-class and one entry in ``BUILTINS``; ``register`` adds a type at run time, and
-``declared_type`` makes the entry of a user's class from its constructor (``--import``).
+Config validation (``check_spec``), ``build_model`` (through ``build_layers``), the model-file
+loader, the gradient checker's built-in suite and ``Model.spec`` all ask this table. A new
+built-in layer is its class and one entry in ``BUILTINS``; ``register`` adds a type at run time,
+and ``declared_type`` makes the entry of a user's class from its constructor (``--import``). An
+option of kind ``LAYER_LIST`` holds nested layer specs (a residual block's), checked, built and
+described like the model's own.
 """
 
 import inspect
@@ -32,6 +34,7 @@ from .options import (
     option_like,
     positive,
 )
+from .residual import Residual
 
 
 @dataclass(frozen=True)
@@ -65,16 +68,26 @@ class LayerType:
             raise LayerError(f"{self.cls.__name__}({args}) raised {what_was_raised(e)}") from e
 
     def build(self, spec: dict, width: int, rng, dtype, output_width: int | None = None,
-              defaults: dict | None = None):
+              defaults: dict | None = None, where: str = "layer"):
         """The layer a config spec (``{"type": "linear", "units": 8}``) describes, for ``width``
         input features. ``output_width`` goes to the model's last output-sizing layer;
-        ``defaults`` are model-wide values (``init``) for options of this type the spec omits."""
+        ``defaults`` are model-wide values (``init``) for options the spec omits, of this type
+        and of the layers nested in it. A ConfigError starts with ``where`` (``model.layers[1]``)."""
         options = {k: v for k, v in spec.items() if k != "type" and k not in self.widths.options}
+        for k, v in options.items():
+            if self.options[k].kind.holds_layers:  # inner layers: as wide at both ends as the block
+                options[k] = build_layers(v, width, rng, dtype, width, defaults, f"{where}.{k}")[0]
         filled = {k: v for k, v in (defaults or {}).items() if k in self.options and k not in options}
-        kwargs = {**self.widths.kwargs(self.name, spec, width, output_width), **filled, **options}
-        layer = self.make(kwargs, rng, dtype)
-        if self.module is not None:
-            self.check_config(layer, kwargs)
+        try:
+            kwargs = {**self.widths.kwargs(self.name, spec, width, output_width), **filled, **options}
+            layer = self.make(kwargs, rng, dtype)
+            if self.module is not None:
+                self.check_config(layer, kwargs)
+            layer.output_width(width)  # a block refuses a width its inner layers do not give back
+        except ConfigError as e:
+            raise ConfigError(f"{where}: {e}") from None
+        except LayerError as e:
+            raise ConfigError(f"{where} ({self.name}): {e}") from None
         return layer
 
     def check_config(self, layer, kwargs: dict) -> None:
@@ -85,6 +98,21 @@ class LayerType:
         if not set(config) <= known or any(k not in config or config[k] != v for k, v in kwargs.items()):
             raise LayerError(f"{type(layer).__name__}.config() returns {config!r}; it must return the constructor "
                              f"arguments the layer was built with, {kwargs!r}, from which a saved model rebuilds it")
+
+
+def build_layers(specs: list[dict], width: int, rng, dtype, output_width: int | None = None,
+                 defaults: dict | None = None, where: str = "model.layers") -> tuple[list, int]:
+    """The layers checked config specs describe, ``width`` features flowing into the first; the
+    last output-sizing one may leave its width to ``output_width``. Returns the layers and the
+    width they give. Errors name ``<where>[<index>]``."""
+    last = output_layer(specs)
+    layers = []
+    for i, spec in enumerate(specs):
+        layer = _TYPES[spec["type"]].build(spec, width, rng, dtype, output_width if i == last else None,
+                                           defaults, f"{where}[{i}]")
+        layers.append(layer)
+        width = layer.output_width(width)
+    return layers, width
 
 
 _TYPES: dict[str, LayerType] = {}
@@ -149,15 +177,32 @@ def type_of(layer) -> LayerType | None:
 
 
 def layer_spec(layer) -> dict:
-    """The JSON description of ``layer`` that rebuilds it: type name, then its ``config()``."""
+    """The JSON description of ``layer`` that rebuilds it: type name, then its ``config()``, the
+    layers of an option that holds layers described in turn."""
     t = type_of(layer)
-    return {"type": t.name if t else type(layer).__name__, **layer.config()}
+    config = {k: [layer_spec(inner) for inner in v] if t and k in t.options and t.options[k].kind.holds_layers
+              else v for k, v in layer.config().items()}
+    return {"type": t.name if t else type(layer).__name__, **config}
 
 
 def input_width(layer) -> int | None:
-    """The input features ``layer`` fixes, if its width rule has an input width."""
+    """The input features ``layer`` fixes: its width rule's input width, or for a block the
+    first one its inner layers fix."""
     t = type_of(layer)
-    return layer.config()[t.widths.input] if t and t.widths.input else None
+    if t is None:
+        return None
+    if t.widths.input:
+        return layer.config()[t.widths.input]
+    return next((w for w in map(input_width, layer.sublayers()) if w is not None), None)
+
+
+def all_specs(specs: list[dict]) -> Iterator[dict]:
+    """Every checked spec of ``specs`` and, after each, those nested in it, depth first."""
+    for spec in specs:
+        yield spec
+        for k, option in _TYPES[spec["type"]].options.items():
+            if option.kind.holds_layers and k in spec:
+                yield from all_specs(spec[k])
 
 
 def output_layer(specs: list[dict]) -> int | None:
@@ -190,14 +235,21 @@ def check_spec(spec, where: str) -> dict:
     return checked
 
 
+MAX_NESTING = 16  # blocks inside blocks: deeper than any model needs, far from Python's recursion limit
+
+
 class LayerList(Kind):
     """Nested layer specs (the inner layers of a block), each checked as a spec of its own."""
+
+    holds_layers = True
 
     def __init__(self):
         super().__init__("a list of layers", lambda v: isinstance(v, (list, tuple)))
 
     def check(self, value, where: str):
         super().check(value, where)
+        if where.count("[") > MAX_NESTING:  # where is the path, one [index] per enclosing list
+            raise ConfigError(f"{where}: blocks nest more than {MAX_NESTING} deep")
         return [check_spec(s, f"{where}[{j}]") for j, s in enumerate(value)]
 
 
@@ -235,6 +287,7 @@ BUILTINS = (
     LayerType("rmsnorm", RMSNorm, {"eps": positive(1e-6)}, FEATURES, ("dtype",)),
     LayerType("batchnorm", BatchNorm1d, {"momentum": Option(NUMBER, 0.1, lambda v: 0 <= v <= 1, "be in [0, 1]"),
                                          "eps": positive(1e-5)}, FEATURES, ("dtype",)),
+    LayerType("residual", Residual, {"layers": Option(LAYER_LIST, [])}),
 )
 for _builtin in BUILTINS:
     register(_builtin)

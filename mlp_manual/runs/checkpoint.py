@@ -24,10 +24,10 @@ FORMAT = "mlp-manual-checkpoint/1"
 
 def _generators(trainer: Trainer) -> dict[str, np.random.Generator]:
     gens = {"shuffle": trainer.rng}
-    for i, layer in enumerate(trainer.model.layers):
+    for name, layer in trainer.model.named_layers():  # a block's inner layers too (dropout in a residual)
         rng = getattr(layer, "rng", None)
         if isinstance(rng, np.random.Generator):
-            gens[f"layers.{i}"] = rng
+            gens[name] = rng
     return gens
 
 

@@ -1,9 +1,10 @@
 """Saving and loading models as ``.npz`` without pickle.
 
-The archive holds one array per parameter and buffer (``layers.<i>.<key>``) and a JSON
-string ``__spec__`` describing the layers, the dtype and, for a trained model, the data it
-takes (``model_info.ModelInfo``: task, loss, preprocessing, classes, names, input shape,
-version), read back with ``allow_pickle=False``.
+The archive holds one array per parameter and buffer (``layers.<i>.<key>``, and
+``layers.<i>.<j>.<key>`` for the layers inside a residual block) and a JSON string ``__spec__``
+describing the layers, the dtype and, for a trained model, the data it takes
+(``model_info.ModelInfo``: task, loss, preprocessing, classes, names, input shape, version),
+read back with ``allow_pickle=False``.
 """
 
 import json
@@ -14,7 +15,7 @@ import numpy as np
 
 from ..errors import ModelFileError
 from ..files import read_npz, write_npz
-from ..layers.registry import LAYERS, LayerType, missing_module
+from ..layers.registry import LAYERS, MAX_NESTING, LayerType, input_width, missing_module
 from ..model import Model
 from .model_info import ModelInfo, info_from_spec
 
@@ -60,14 +61,15 @@ def spec_of(arrays: dict[str, np.ndarray], path) -> dict:
     return spec
 
 
-def _layer_kwargs(i: int, layer_spec, arrays: dict[str, np.ndarray], path) -> tuple[LayerType, dict]:
+def _layer_kwargs(i: str, layer_spec, arrays: dict[str, np.ndarray], path) -> tuple[LayerType, dict]:
     """Check one layer's JSON description against the layer registry before anything is
     allocated for it.
 
     Every option must be one its type takes, of its kind (numbers finite); the widths must be
     positive integers that are dimensions of the layer's stored arrays, and their product no
     larger than those arrays, so a spec cannot ask for more memory than the file holds. Option
-    ranges are checked last, as the layer's constructor would.
+    ranges are checked last, as the layer's constructor would. ``i`` names the layer as its
+    arrays do: "2", or "2.0" for the first layer inside layer 2.
     """
     if not isinstance(layer_spec, dict):
         raise ModelFileError(f"{path}: layer {i} is {layer_spec!r}, not a layer description")
@@ -104,18 +106,30 @@ def _layer_kwargs(i: int, layer_spec, arrays: dict[str, np.ndarray], path) -> tu
     return layer_type, kwargs
 
 
+def _rebuild(i: str, layer_spec, arrays: dict[str, np.ndarray], path, dtype):
+    """One layer from its JSON description, after the checks of ``_layer_kwargs``; the layers an
+    option holds (a residual's) are checked and rebuilt first, each the same way."""
+    layer_type, kwargs = _layer_kwargs(i, layer_spec, arrays, path)
+    for k, v in kwargs.items():
+        if k in layer_type.options and layer_type.options[k].kind.holds_layers:
+            if i.count(".") >= MAX_NESTING:
+                raise ModelFileError(f"{path}: layer {i} ({layer_type.name}) nests layers more than {MAX_NESTING} deep")
+            kwargs[k] = [_rebuild(f"{i}.{j}", inner, arrays, path, dtype) for j, inner in enumerate(v)]
+    try:
+        layer = layer_type.make(kwargs, np.random.default_rng(0), dtype)
+        width = input_width(layer)
+        if width is not None:
+            layer.output_width(width)  # a block refuses inner layers that do not give its width back
+    except (TypeError, ValueError) as e:
+        raise ModelFileError(f"{path}: layer {i} ({layer_type.name}) cannot be rebuilt: {e}") from None
+    return layer
+
+
 def model_from_arrays(arrays: dict[str, np.ndarray], path) -> Model:
     """Rebuild a model from its spec and check every stored array against it."""
     spec = spec_of(arrays, path)
     dtype = np.dtype(spec.get("dtype", "float32"))
-    layers = []
-    for i, layer_spec in enumerate(spec["layers"]):
-        layer_type, kwargs = _layer_kwargs(i, layer_spec, arrays, path)
-        try:
-            layers.append(layer_type.make(kwargs, np.random.default_rng(0), dtype))
-        except (TypeError, ValueError) as e:
-            raise ModelFileError(f"{path}: layer {i} ({layer_type.name}) cannot be rebuilt: {e}") from None
-    model = Model(layers)
+    model = Model([_rebuild(str(i), layer_spec, arrays, path, dtype) for i, layer_spec in enumerate(spec["layers"])])
     expected = model.state()
     missing = [k for k in expected if k not in arrays]
     unexpected = [k for k in arrays if k != "__spec__" and k not in expected]

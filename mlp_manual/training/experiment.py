@@ -13,7 +13,7 @@ from ..config import Config
 from ..config.memory import check_memory
 from ..datasets import Dataset, load_dataset
 from ..errors import ConfigError
-from ..layers.registry import LAYERS
+from ..layers.registry import LAYERS, all_specs
 from ..losses import LOSSES, LossSpec
 from ..model import Model, build_model
 
@@ -44,7 +44,7 @@ def prepare(cfg: Config) -> Experiment:
         raise ConfigError(f"training.batch_size {cfg.training.batch_size} is larger than the "
                           f"{len(data.X_train)} training samples")
     rows = cfg.training.batch_size // cfg.optimizer.accumulate  # the smallest micro-batch
-    for spec in cfg.model.layers:
+    for spec in all_specs(cfg.model.layers):
         if rows < (need := LAYERS[spec["type"]].cls.min_train_rows):
             raise ConfigError(f"{spec['type']} needs at least {need} rows per batch, but training.batch_size "
                               f"{cfg.training.batch_size} split over optimizer.accumulate {cfg.optimizer.accumulate} "

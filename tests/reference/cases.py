@@ -46,6 +46,17 @@ CASES = {
         "training": {"epochs": 30, "batch_size": 16,
                      "early_stopping": {"patience": 3, "min_delta": 0.01, "restore_best": True}},
     },
+    "residual-adam-clip": {
+        "data": {"name": "spirals", "n_samples": 150},
+        "model": {"layers": [{"type": "linear", "units": 12},
+                             {"type": "residual", "layers": [{"type": "layernorm"}, {"type": "linear", "units": 20},
+                                                             "relu", {"type": "dropout", "p": 0.1}, {"type": "linear"}]},
+                             {"type": "residual", "layers": [{"type": "residual", "layers": [{"type": "linear"}, "tanh"]},
+                                                             {"type": "batchnorm"}]},
+                             {"type": "linear"}]},
+        "optimizer": {"name": "adam", "lr": 0.01, "clip_norm": 1.0},
+        "training": {"epochs": 4, "batch_size": 25},
+    },
     "softmax-layer-mse": {
         "data": {"name": "sine", "n_samples": 100},
         "dtype": "float64",
