@@ -192,3 +192,27 @@ def test_mlp_export_errors_are_one_line(tmp_path, rng, monkeypatch):
     assert result.output == 'Error: exporting to ONNX needs the onnx package; install it with: pip install "mlp-manual[onnx]"\n'
     with pytest.raises(ImportError, match="mlp-manual"):
         importlib.import_module("mlp_manual.export.onnx")
+
+
+def test_a_trained_model_with_standardised_text_label_data_exports_its_whole_inference_path(tmp_path):
+    """A CSV run with preprocessing and text labels: onnxruntime on raw rows gives the
+    probabilities that the model file's own predictor gives on the same raw rows."""
+    from mlp_manual import load_predictor
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(120, 3)) * [1.0, 10.0, 100.0] + [5.0, 50.0, 500.0]  # (N, D), far from standardised
+    labels = np.where(X[:, 0] + X[:, 1] / 10 > 10, "big", "small")
+    rows = "\n".join(",".join(f"{v:.4f}" for v in r) + f",{c}" for r, c in zip(X, labels))
+    (tmp_path / "d.csv").write_text("sepal,petal,stem,kind\n" + rows + "\n")
+    (tmp_path / "c.yaml").write_text("data: {name: csv, path: d.csv, target: kind, preprocess: standardize}\n"
+                                     "training: {epochs: 5}\n")
+    assert invoke_cli(train_main, str(tmp_path / "c.yaml"), "--out", str(tmp_path / "run"), "-q").exit_code == 0
+    result = invoke_cli(main, "--model", str(tmp_path / "run" / "model.npz"), "--output", str(tmp_path / "m.onnx"))
+    assert result.exit_code == 0, result.output
+    raw = X.astype(np.float32)
+    session = ort.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    probabilities = session.run(None, {session.get_inputs()[0].name: raw})[names.index("probabilities")]
+    predictor = load_predictor(tmp_path / "run" / "model.npz")
+    np.testing.assert_allclose(probabilities, predictor.predict_proba(raw), atol=1e-5)
+    assert list(predictor.classes) == ["big", "small"]
