@@ -153,7 +153,7 @@ def test_scalar_gradients_equal_the_matrix_ones_for_every_supported_layer_and_lo
     cfg = load_config(CONFIGS / f"{config}.yaml", overrides)
     exp = prepare(cfg)
     assert exp.model.n_params <= MAX_PARAMS
-    t = trace(exp.model, exp.loss, cfg.loss, exp.data.X_train[:3], exp.data.y_train[:3], check=False)
+    t = trace(exp.model, exp.loss, exp.data.X_train[:3], exp.data.y_train[:3], check=False)
     result = scalar_pass(t)
     assert result.loss == pytest.approx(t.loss.value, rel=1e-12)
     names = {f"{s.name}.{k}" for s in t.steps for k in s.layer.params}
@@ -201,7 +201,7 @@ def test_a_residual_is_walked_into_its_add_and_the_sum_of_its_two_gradients_show
 
     exp = prepare(cfg)
     rows = np.sort(np.random.default_rng(0).choice(4, 3, replace=False))  # the rows mlp-explain --seed 0 picks
-    t = trace(exp.model, exp.loss, cfg.loss, exp.data.X_train[rows], exp.data.y_train[rows], check=False)
+    t = trace(exp.model, exp.loss, exp.data.X_train[rows], exp.data.y_train[rows], check=False)
     forks = [s.block for s in t.steps if isinstance(s, BlockEnd) and s.end == "fork"]
     assert [b.name for b in forks] == ["layers.1", "layers.1.2"]
     for b in forks:  # the printed sum is the block's own backward, to the last bit

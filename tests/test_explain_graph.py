@@ -24,7 +24,7 @@ EVERY_LAYER = ("model.layers=[{type: linear, units: 6}, layernorm, gelu, {type: 
 def traced(config, *overrides, rows=4):
     cfg = load_config(CONFIGS / f"{config}.yaml", list(overrides))
     exp = prepare(cfg)
-    return trace(exp.model, exp.loss, cfg.loss, exp.data.X_train[:rows], exp.data.y_train[:rows], check=False)
+    return trace(exp.model, exp.loss, exp.data.X_train[:rows], exp.data.y_train[:rows], check=False)
 
 
 def artists(fig, prefix):
@@ -141,7 +141,7 @@ def mnist_shaped():
     cfg = load_config(CONFIGS / "mnist.yaml")
     rng = np.random.default_rng(0)
     model = build_model(list(cfg.model.layers), 784, 10, rng)
-    return trace(model, LOSSES[cfg.loss], cfg.loss, rng.uniform(size=(2, 784)), np.array([3, 7]), check=False)
+    return trace(model, LOSSES[cfg.loss], rng.uniform(size=(2, 784)), np.array([3, 7]), check=False)
 
 
 def test_long_formulas_wrap_at_top_level_commas():

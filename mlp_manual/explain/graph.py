@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .formulas import LOSS_FORMULAS
+from .text import shape
 from .trace import BlockEnd, Trace
 
 PARAM_X = -3.8  # the parameter column, left of the main one at x = 0
@@ -77,10 +78,6 @@ def gradient_label(formula: str, grad: np.ndarray) -> str:
     """The formula, wrapped, and ``|dW| = 0.53``."""
     name = formula.partition(" = ")[0]
     return f"{wrap(formula)}\n|{name}| = {np.linalg.norm(grad):.3g}"
-
-
-def shape(a: np.ndarray) -> str:
-    return str(tuple(a.shape))
 
 
 def build_graph(trace: Trace) -> Graph:

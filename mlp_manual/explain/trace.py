@@ -169,13 +169,13 @@ class Trace:
         return sum(row.verdict in ("PASS", "KINK") for _, row in self.checks())
 
 
-def trace(model, loss, loss_name: str, X: np.ndarray, y: np.ndarray, *, check: bool = True,
+def trace(model, loss, X: np.ndarray, y: np.ndarray, *, check: bool = True,
           seed: int = 0, max_elements: int | None = MAX_ELEMENTS) -> Trace:
     """Run ``model`` (left untouched) forward on X (N, D), the loss, and backward in reverse order,
     keeping every step; with ``check``, compare every gradient with central differences.
 
-    Inputs: model, a Model; loss, a LossSpec (``fn`` and ``targets``); loss_name, its config
-    name; y, labels or targets; seed, the sample of entries a large tensor is checked on.
+    Inputs: model, a Model; loss, a LossSpec (``name``, ``fn`` and ``targets``); y, labels or
+    targets; seed, the sample of entries a large tensor is checked on.
     Returns: a Trace.
     """
     work = copy_in(model, model.layers, np.float64, "train")
@@ -183,7 +183,7 @@ def trace(model, loss, loss_name: str, X: np.ndarray, y: np.ndarray, *, check: b
     x = forward_steps(work.layers, np.array(X, dtype=np.float64), "layers", steps)
     targets = loss.targets(np.asarray(y), np.float64)
     value, dlogits = loss.fn(x, targets)
-    result = Trace(np.array(X, dtype=np.float64), steps, LossStep(loss_name, value, x, targets, dlogits))
+    result = Trace(np.array(X, dtype=np.float64), steps, LossStep(loss.name, value, x, targets, dlogits))
     dout = dlogits
     for step in reversed(steps):  # go in the reverse order of the forward pass
         dout = step.backward(dout)  # (N, D)

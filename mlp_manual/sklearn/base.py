@@ -115,7 +115,7 @@ class MLPBase(BaseEstimator):
         """The validated Config these parameters describe; a bad value raises ConfigError (a
         ValueError) naming the parameter."""
         values = {key: getattr(self, param) for param, key in CONFIG_KEYS.items()}
-        values.update({"seed": self._seed(), "loss": self._loss, "training.checkpoint_every": 0,
+        values.update({"seed": self._seed(), "loss": self._loss,
                        "model.layers": hidden_layers(self.hidden_layer_sizes, self.activation,
                                                      self.normalization, self.dropout)})
         raw: dict = {}
