@@ -2,8 +2,22 @@
 
 from .errors import ConfigError, DataError, LayerError, MLPManualError, ModelFileError
 from .gradcheck.check import check_layer, check_loss, check_model
-from .layers import (GELU, BatchNorm1d, Dropout, Identity, Layer, LayerNorm, LeakyReLU, Linear, ReLU, Residual,
-                     RMSNorm, Sigmoid, Softmax, Tanh)
+from .layers import (
+                     GELU,
+                     BatchNorm1d,
+                     Dropout,
+                     Identity,
+                     Layer,
+                     LayerNorm,
+                     LeakyReLU,
+                     Linear,
+                     ReLU,
+                     Residual,
+                     RMSNorm,
+                     Sigmoid,
+                     Softmax,
+                     Tanh,
+)
 from .losses import bce_with_logits, mse, softmax_cross_entropy
 from .model import Model, build_model
 from .runs.model_file import load_model, save_model

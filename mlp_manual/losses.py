@@ -81,6 +81,8 @@ class LossSpec:
     name: str
     fn: Callable[[np.ndarray, np.ndarray], tuple[float, np.ndarray]]
     target: str  # CLASS_INDEX, BINARY or REAL
+    formula: str  # the loss, as mlp-explain prints it
+    seed_formula: str  # the gradient that starts the backward pass, the text of the function's docstring
     # C -> (loss of a freshly initialised model, its formula), for a loss where that is known
     untrained_loss: Callable[[int], tuple[float, str]] | None = None
     # targets (N, K) -> the loss of predicting their mean, the scale a regression fit is judged on
@@ -178,7 +180,11 @@ def mean_target_variance(y: np.ndarray) -> float:
 
 
 LOSSES = {spec.name: spec for spec in (
-    LossSpec("softmax_cross_entropy", softmax_cross_entropy, CLASS_INDEX, untrained_loss=uniform_guess_loss),
-    LossSpec("bce_with_logits", bce_with_logits, BINARY),
-    LossSpec("mse", mse, REAL, constant_loss=mean_target_variance),
+    LossSpec("softmax_cross_entropy", softmax_cross_entropy, CLASS_INDEX,
+             "loss = mean(log(sum(exp(logits))) - logits[y])", "dlogits = (softmax(logits) - onehot(y)) / N",
+             untrained_loss=uniform_guess_loss),
+    LossSpec("bce_with_logits", bce_with_logits, BINARY,
+             "loss = mean(max(z, 0) - z * y + log(1 + exp(-|z|)))", "dlogits = (sigmoid(z) - y) / (N * K)"),
+    LossSpec("mse", mse, REAL, "loss = mean((pred - y)^2)", "dpred = 2 (pred - y) / (N * K)",
+             constant_loss=mean_target_variance),
 )}

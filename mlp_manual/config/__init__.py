@@ -10,9 +10,23 @@ for the machine.
 
 from ..errors import ConfigError
 from .parse import config_from_dict, parse_override
-from .schema import (DATASET_NAMES, LOSS_NAMES, OPTIMIZER_NAMES, SCHEDULE_NAMES, Config, DataConfig,
-                     DiagnosticsConfig, EarlyStoppingConfig, ModelConfig, OptimizerConfig, ScheduleConfig,
-                     TrainingConfig, fraction, non_negative, positive)
+from .schema import (
+                     DATASET_NAMES,
+                     LOSS_NAMES,
+                     OPTIMIZER_NAMES,
+                     SCHEDULE_NAMES,
+                     Config,
+                     DataConfig,
+                     DiagnosticsConfig,
+                     EarlyStoppingConfig,
+                     ModelConfig,
+                     OptimizerConfig,
+                     ScheduleConfig,
+                     TrainingConfig,
+                     fraction,
+                     non_negative,
+                     positive,
+)
 from .yaml_file import config_to_dict, dump_config, load_config, with_absolute_paths
 
 __all__ = ["DATASET_NAMES", "LOSS_NAMES", "OPTIMIZER_NAMES", "SCHEDULE_NAMES", "Config", "ConfigError",

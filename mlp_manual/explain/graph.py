@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .formulas import LOSS_FORMULAS
+from ..losses import LOSSES
 from .text import shape
 from .trace import BlockEnd, Trace
 
@@ -119,12 +119,12 @@ def build_graph(trace: Trace) -> Graph:
         previous = key
     loss = trace.loss
     y -= GAP + PARAM_GAP * bool(above)
-    math = LOSS_FORMULAS[loss.name]
-    nodes += [Node("loss", f"loss  {loss.name}\n{wrap(math.loss)}\n= {loss.value:.4g}", "loss", 0.0, y),
+    spec = LOSSES[loss.name]
+    nodes += [Node("loss", f"loss  {loss.name}\n{wrap(spec.formula)}\n= {loss.value:.4g}", "loss", 0.0, y),
               Node("y", f"y  {shape(loss.targets)}\ntargets", "data", PARAM_X, y)]
     edges += [Edge(previous, "loss", "forward", shape(loss.logits)),
               Edge("y", "loss", "forward", shape(loss.targets)),
-              Edge("loss", previous, "backward", gradient_label(math.seed, loss.dlogits))]
+              Edge("loss", previous, "backward", gradient_label(spec.seed_formula, loss.dlogits))]
     return Graph(nodes, edges)
 
 

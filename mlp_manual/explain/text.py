@@ -7,7 +7,8 @@ N = rows, D = features, K = outputs.
 
 import numpy as np
 
-from .formulas import LOSS_FORMULAS
+from ..losses import LOSSES
+from .formulas import seed_parts
 from .trace import BlockEnd, LayerStep, Trace
 
 ROWS_SHOWN = 2  # rows of a matrix printed
@@ -70,13 +71,13 @@ def block_forward(end: BlockEnd) -> list[str]:
 
 def loss_lines(trace: Trace) -> list[str]:
     loss = trace.loss
-    math = LOSS_FORMULAS[loss.name]
+    spec = LOSSES[loss.name]
     lines = [f"loss: {loss.name}",
-             f"  {math.loss} = {loss.value:.6g}",
-             f"  seed of the backward pass: {math.seed}, N = {len(loss.logits)}   -> {shape(loss.dlogits)}"]
-    for name, part in math.parts(loss.logits, loss.targets):
+             f"  {spec.formula} = {loss.value:.6g}",
+             f"  seed of the backward pass: {spec.seed_formula}, N = {len(loss.logits)}   -> {shape(loss.dlogits)}"]
+    for name, part in seed_parts(spec, loss.logits, loss.targets):
         lines += preview(name, part, "      ")
-    grad_name = math.seed.split(" ")[0]
+    grad_name = spec.seed_formula.split(" ")[0]
     lines += preview(grad_name, loss.dlogits, "      ")
     if loss.check:
         lines.append(f"      {check_text(loss.check)}")

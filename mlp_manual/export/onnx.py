@@ -19,6 +19,7 @@ import numpy as np
 from .. import layers
 from ..errors import ExportError, ModelFileError
 from ..files import read_npz, write_bytes
+from ..losses import BINARY, CLASS_INDEX, LOSSES
 from ..model import Model
 from ..runs.model_file import load_model, spec_of
 from .graph import ELEMENT_TYPES, GraphBuilder, onnx
@@ -125,8 +126,8 @@ def _sigmoid_probabilities(g, logits: str) -> tuple[str, int | None]:
     return g.op("Concat", p0, p1, name="probabilities", axis=1), 2  # (N, 2)
 
 
-# loss the model was trained with -> how its logits become class probabilities
-PROBABILITIES = {"softmax_cross_entropy": _softmax_probabilities, "bce_with_logits": _sigmoid_probabilities}
+# the targets of the loss the model was trained with -> how its logits become class probabilities
+PROBABILITIES = {CLASS_INDEX: _softmax_probabilities, BINARY: _sigmoid_probabilities}
 
 
 def _preprocess_array(entry: dict, key: str, width: int | None, where: str) -> np.ndarray:
@@ -180,10 +181,10 @@ def export_model(model: Model, spec: dict | None = None, where: str = "model") -
     x = _preprocess(g, x, spec.get("preprocess"), width, where)
     x = _emit_layers(g, model.layers, x, "layers")
     out_width = model.output_width(width) if width is not None else None
-    loss = spec.get("loss")
-    if loss in PROBABILITIES:
+    target = LOSSES[spec["loss"]].target if spec.get("loss") in LOSSES else None
+    if target in PROBABILITIES:
         logits = g.op("Identity", x, name="logits")
-        probabilities, p_width = PROBABILITIES[loss](g, logits)
+        probabilities, p_width = PROBABILITIES[target](g, logits)
         outputs = [g.value_info(logits, out_width), g.value_info(probabilities, p_width or out_width)]
     else:
         outputs = [g.value_info(g.op("Identity", x, name="output"), out_width)]

@@ -1,6 +1,15 @@
 """Built-in layers, and the registry of layer types by config name (``registry.LAYERS``)."""
 
-from .activations import GELU, Identity, LeakyReLU, ReLU, Sigmoid, Softmax, Tanh, sigmoid
+from .activations import (
+           GELU,
+           Identity,
+           LeakyReLU,
+           ReLU,
+           Sigmoid,
+           Softmax,
+           Tanh,
+           sigmoid,
+)
 from .base import Layer
 from .dropout import Dropout
 from .linear import Linear

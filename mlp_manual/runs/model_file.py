@@ -15,7 +15,13 @@ import numpy as np
 
 from ..errors import ModelFileError
 from ..files import read_npz, write_npz
-from ..layers.registry import LAYERS, MAX_NESTING, LayerType, input_width, missing_module
+from ..layers.registry import (
+    LAYERS,
+    MAX_NESTING,
+    LayerType,
+    input_width,
+    missing_module,
+)
 from ..model import Model
 from .model_info import ModelInfo, info_from_spec
 
