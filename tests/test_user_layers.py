@@ -24,7 +24,8 @@ from mlp_manual.layers.options import (
     TEXT,
     UNITS,
 )
-from mlp_manual.layers.registry import LAYERS, declared_type
+from mlp_manual.layers.registry import LAYERS
+from mlp_manual.layers.user_modules import declared_type
 from mlp_manual.layers.user_modules import imported_layers
 from mlp_manual.runs.model_file import load_model
 from mlp_manual.runs.run import train_run

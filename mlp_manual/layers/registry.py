@@ -4,12 +4,11 @@ may set with their kinds and ranges, its width rule, and how it is built.
 Config validation (``check_spec``), ``build_model`` (through ``build_layers``), the model-file
 loader, the gradient checker's built-in suite and ``Model.spec`` all ask this table. A new
 built-in layer is its class and one entry in ``BUILTINS``; ``register`` adds a type at run time,
-and ``declared_type`` makes the entry of a user's class from its constructor (``--import``). An
+and ``user_modules.declared_type`` makes the entry of a user's class from its constructor (``--import``). An
 option of kind ``LAYER_LIST`` holds nested layer specs (a residual block's), checked, built and
 described like the model's own.
 """
 
-import inspect
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -31,7 +30,6 @@ from .options import (
     Kind,
     Option,
     Widths,
-    option_like,
     positive,
 )
 from .residual import Residual
@@ -135,31 +133,6 @@ def register(layer_type: LayerType) -> LayerType:
 def unregister(name: str) -> None:
     """Remove the layer type ``name``."""
     del _TYPES[name]
-
-
-def declared_type(name: str, cls: type, module: str) -> LayerType:
-    """The entry of a user's Layer subclass, read from its constructor: an argument ``features``
-    gets the width flowing in (as normalisation layers), ``in_features`` and ``out_features``
-    the width in and the option ``units`` (as linear); ``rng`` and ``dtype`` get the run's; every
-    other argument is an option of the kind of its default (``option_like``). LayerError when
-    an argument has no default or one a config cannot write."""
-    params = {n: p for n, p in inspect.signature(cls).parameters.items()
-              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
-    widths = UNITS if {"in_features", "out_features"} <= set(params) else FEATURES if "features" in params else KEEP
-    wants = tuple(n for n in ("rng", "dtype") if n in params)
-    options = {}
-    for n, p in params.items():
-        if n in widths.names or n in wants:
-            continue
-        if p.default is p.empty:
-            raise LayerError(f"{name}: the constructor argument {n!r} has no default; every argument but the widths "
-                             "(features, or in_features and out_features), rng and dtype is an option a config may "
-                             "leave out, so give it a default")
-        options[n] = option_like(p.default)
-        if options[n] is None:
-            raise LayerError(f"{name}: the constructor argument {n!r} has the default {p.default!r}; an option's "
-                             "default must be a number, a string, true or false, or None")
-    return LayerType(name, cls, options, widths, wants, module)
 
 
 def missing_module(name) -> str | None:

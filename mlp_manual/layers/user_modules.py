@@ -3,10 +3,11 @@
 ``--import my_layers`` imports a module, by name from the current folder or as the path of a
 ``.py`` file, and registers every ``mlp_manual.Layer`` subclass it defines as the layer type
 ``my_layers:ClassName``, whose options and width rule its constructor declares
-(``registry.declared_type``). Configs then name it, and model files that hold it load again.
+(``declared_type``). Configs then name it, and model files that hold it load again.
 """
 
 import importlib
+import inspect
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -16,7 +17,8 @@ from types import ModuleType
 
 from ..errors import LayerError, UserCodeError, what_was_raised
 from .base import Layer
-from .registry import LAYERS, LayerType, declared_type, register, unregister
+from .options import FEATURES, KEEP, UNITS, option_like
+from .registry import LAYERS, LayerType, register, unregister
 
 
 def import_module(text: str, source: str | None = None) -> ModuleType:
@@ -81,3 +83,27 @@ def imported_layers(modules: Iterable[str]) -> Iterator[list[LayerType]]:
     finally:
         for t in added:
             unregister(t.name)
+
+def declared_type(name: str, cls: type, module: str) -> LayerType:
+    """The entry of a user's Layer subclass, read from its constructor: an argument ``features``
+    gets the width flowing in (as normalisation layers), ``in_features`` and ``out_features``
+    the width in and the option ``units`` (as linear); ``rng`` and ``dtype`` get the run's; every
+    other argument is an option of the kind of its default (``option_like``). LayerError when
+    an argument has no default or one a config cannot write."""
+    params = {n: p for n, p in inspect.signature(cls).parameters.items()
+              if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    widths = UNITS if {"in_features", "out_features"} <= set(params) else FEATURES if "features" in params else KEEP
+    wants = tuple(n for n in ("rng", "dtype") if n in params)
+    options = {}
+    for n, p in params.items():
+        if n in widths.names or n in wants:
+            continue
+        if p.default is p.empty:
+            raise LayerError(f"{name}: the constructor argument {n!r} has no default; every argument but the widths "
+                             "(features, or in_features and out_features), rng and dtype is an option a config may "
+                             "leave out, so give it a default")
+        options[n] = option_like(p.default)
+        if options[n] is None:
+            raise LayerError(f"{name}: the constructor argument {n!r} has the default {p.default!r}; an option's "
+                             "default must be a number, a string, true or false, or None")
+    return LayerType(name, cls, options, widths, wants, module)
