@@ -8,7 +8,13 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 
 from ..files import atomic_path
-from .style import distinct_colors, epoch_axis, legend_outside, new_figure, zoom_accuracy
+from .style import (
+    distinct_colors,
+    epoch_axis,
+    legend_outside,
+    new_figure,
+    zoom_accuracy,
+)
 
 TITLE_CHARACTERS = 100
 
