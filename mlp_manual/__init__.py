@@ -1,31 +1,39 @@
-"""mlp-manual: a multilayer-perceptron trainer whose every gradient is written by hand."""
+"""mlp-manual: a multilayer-perceptron trainer whose every gradient is written by hand.
+
+The public names below are imported on first use (PEP 562), so that a command loads only the
+modules it needs: ``mlp-train`` never loads the gradient checker, for instance.
+"""
+
+import importlib
 
 from .errors import ConfigError, DataError, LayerError, MLPManualError, ModelFileError
-from .gradcheck.check import check_layer, check_loss, check_model
-from .layers import (
-                     GELU,
-                     BatchNorm1d,
-                     Dropout,
-                     Identity,
-                     Layer,
-                     LayerNorm,
-                     LeakyReLU,
-                     Linear,
-                     ReLU,
-                     Residual,
-                     RMSNorm,
-                     Sigmoid,
-                     Softmax,
-                     Tanh,
-)
-from .losses import bce_with_logits, mse, softmax_cross_entropy
-from .model import Model, build_model
-from .runs.model_file import load_model, save_model
-from .runs.predictor import Predictor, load_predictor
 
 __version__ = "0.1.0"
+
+_LAZY = {  # public name -> the module (relative to this package) that defines it
+    **dict.fromkeys(["GELU", "BatchNorm1d", "Dropout", "Identity", "Layer", "LayerNorm", "LeakyReLU",
+                     "Linear", "ReLU", "Residual", "RMSNorm", "Sigmoid", "Softmax", "Tanh"], ".layers"),
+    **dict.fromkeys(["bce_with_logits", "mse", "softmax_cross_entropy"], ".losses"),
+    **dict.fromkeys(["Model", "build_model"], ".model"),
+    **dict.fromkeys(["load_model", "save_model"], ".runs.model_file"),
+    **dict.fromkeys(["Predictor", "load_predictor"], ".runs.predictor"),
+    **dict.fromkeys(["check_layer", "check_loss", "check_model"], ".gradcheck.check"),
+}
+
 __all__ = ["Layer", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Identity", "Softmax",
            "Dropout", "LayerNorm", "RMSNorm", "BatchNorm1d", "Residual", "Model", "build_model", "load_model",
            "save_model", "load_predictor", "Predictor", "softmax_cross_entropy", "bce_with_logits", "mse",
            "MLPManualError", "ConfigError", "DataError", "LayerError", "ModelFileError", "check_layer",
            "check_loss", "check_model"]
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value  # later look-ups find it directly
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

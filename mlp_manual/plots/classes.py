@@ -3,10 +3,10 @@
 C = classes, N = samples, D = pixels.
 """
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from .curves import save
+from .style import new_figure
 
 
 def plot_confusion(confusion: np.ndarray, class_names, path, title: str) -> None:
@@ -14,7 +14,7 @@ def plot_confusion(confusion: np.ndarray, class_names, path, title: str) -> None
     n = len(confusion)
     share = confusion / np.maximum(confusion.sum(axis=1, keepdims=True), 1)  # (C, C)
     size = max(4.5, 0.5 * n + 2)
-    fig, ax = plt.subplots(figsize=(size + 1, size))
+    fig, ax = new_figure((size + 1, size))
     image = ax.imshow(share, cmap="Blues", vmin=0, vmax=1)
     if n <= 20:
         fontsize = count_fontsize(size, n, len(str(confusion.max())))
@@ -49,8 +49,8 @@ def plot_mistakes(X: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, image_s
     wrong = all_wrong[:limit]
     cols = 6
     rows = max(1, -(-len(wrong) // cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(1.5 * cols, 1.65 * rows + 0.4), squeeze=False,
-                             layout="constrained")
+    fig, axes = new_figure((1.5 * cols, 1.65 * rows + 0.4), rows, cols, squeeze=False,
+                           layout="constrained")
     names = [str(c) for c in class_names]
     for ax in axes.ravel():
         ax.axis("off")

@@ -4,18 +4,23 @@ decision boundary of a 2-feature model.
 
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.colors import ListedColormap
 
 from ..files import atomic_path
-from .style import distinct_colors, epoch_axis, legend_outside, zoom_accuracy
+from .style import (
+    distinct_colors,
+    epoch_axis,
+    legend_outside,
+    new_figure,
+    zoom_accuracy,
+)
 
 TITLE_CHARACTERS = 100
 
 
 def save(fig, path) -> None:
-    """Write ``fig`` to ``path`` as PNG atomically and free it. A title longer than
+    """Write ``fig`` to ``path`` as PNG atomically. A title longer than
     TITLE_CHARACTERS (a run's name may be long) is cut with "..." first, so that it cannot
     stretch the image."""
     titles = [ax.title for ax in fig.axes] + list(fig.texts)
@@ -25,7 +30,6 @@ def save(fig, path) -> None:
             title.set_text(title.get_text()[:TITLE_CHARACTERS - 3] + "...")
     with atomic_path(path) as tmp:
         fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
 
 
 def log_scale(metric: str, values) -> bool:
@@ -42,7 +46,7 @@ def plot_per_epoch(lines, metric: str, path, title: str, size=(6, 4), best_epoch
     axes zoomed by ``zoom_accuracy``, whole-number epochs. A ``best_epoch`` is marked by a
     vertical line, labelled as the epoch whose weights were kept when ``restored``. The legend
     sits beside the plot, where it hides no curve."""
-    fig, ax = plt.subplots(figsize=size)
+    fig, ax = new_figure(size)
     for epochs, values, style in lines:
         ax.plot(epochs, values, **style)
     if log_scale(metric, [v for _, values, _ in lines for v in values]):
@@ -99,7 +103,7 @@ def plot_decision_boundary(predict, X: np.ndarray, y: np.ndarray, path, title: s
     names = [str(c) for c in class_names] if class_names is not None else [str(c) for c in range(n_classes)]
     colors = distinct_colors(max(n_classes, 2))
     cmap = ListedColormap(colors)
-    fig, ax = plt.subplots(figsize=(5, 5))
+    fig, ax = new_figure((5, 5))
     ax.contourf(gx, gy, zz, levels=np.arange(n_classes + 1) - 0.5, cmap=cmap, alpha=0.3)
     for c in range(n_classes):
         mine = y == c

@@ -7,11 +7,10 @@ own, and the legends sit beside the plot, so a deep network stays readable.
 
 from collections import defaultdict
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from .curves import save
-from .style import distinct_colors, legend_outside
+from .style import distinct_colors, legend_outside, new_figure
 
 
 def _series(rows, stat):
@@ -52,7 +51,7 @@ def plot_diagnostics(rows, run_dir, name: str, layer_types=None) -> None:
     (step, layer, tensor, stat, value); ``layer_types`` names each layer's type (``linear``)."""
     for stat, file, ylabel, ref in (("grad_norm", "grad_norms.png", "gradient norm", None),
                                     ("update_ratio", "update_ratio.png", "||lr * update|| / ||W||", 1e-3)):
-        fig, ax = plt.subplots(figsize=(8, 4.5))
+        fig, ax = new_figure((8, 4.5))
         _tensor_panel(ax, rows, stat, layer_types)
         if ref:
             ax.axhline(ref, color="gray", linestyle=":", label=f"{ref:g} (healthy)")
@@ -68,7 +67,7 @@ def plot_diagnostics(rows, run_dir, name: str, layer_types=None) -> None:
 def plot_activations(rows, run_dir, name: str, layer_types=None) -> None:
     """activations.png: each layer output's mean (solid) and standard deviation (dashed) on top,
     its dead or saturated fraction below, in one colour per layer across both panels."""
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6.5), sharex=True)
+    fig, (top, bottom) = new_figure((8, 6.5), 2, 1, sharex=True)
     means, stds = _series(rows, "act_mean"), _series(rows, "act_std")
     colors = dict(zip(means, distinct_colors(len(means))))
     for key, (steps, values) in means.items():
@@ -94,7 +93,7 @@ def plot_activations(rows, run_dir, name: str, layer_types=None) -> None:
 
 def plot_lr_find(lrs, losses, suggested: float, path, name: str) -> None:
     """Smoothed loss against the learning rate (log x), with the suggested rate marked."""
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = new_figure((6, 4))
     ax.plot(lrs, losses)
     ax.axvline(suggested, color="tab:red", linestyle="--", label=f"suggested lr {suggested:.2g}")
     ax.set_xscale("log")

@@ -7,16 +7,13 @@ residual block's skip connection is a pair of such arrows bent around the right 
 Every artist has a gid naming its node or edge, for whoever inspects the figure.
 """
 
-import matplotlib
+import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch
+from matplotlib.path import Path
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.patches import FancyArrowPatch  # noqa: E402
-from matplotlib.path import Path  # noqa: E402
-
-from .curves import save  # noqa: E402
+from .curves import save
+from .style import agg_figure
 
 FILL = {"data": "0.9", "output": "#dbe9f6", "param": "#fdf1c7", "add": "#dcefd9", "loss": "#f8d7d3"}
 BACKWARD = "#c0392b"
@@ -33,7 +30,7 @@ def draw_graph(graph, title: str):
     bends = [e.bend for e in graph.edges if e.bend is not None]
     left, right = min(xs) - MARGIN[0], max([max(xs) + MARGIN[1], *(b + SKIP_LABEL for b in bends)])
     top, bottom = max(ys) + MARGIN[2], min(ys) - MARGIN[3]
-    fig = plt.figure(figsize=(right - left, top - bottom))
+    fig = agg_figure((right - left, top - bottom))
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_xlim(left, right)
     ax.set_ylim(bottom, top)

@@ -1,18 +1,15 @@
 """Figures of a regression model: predicted against true values, and the fitted curve of a model
 with one input feature.
 
-Uses matplotlib's non-interactive Agg backend, like every plots module, and writes atomically.
+Draws with matplotlib's Agg backend, like every plots module, and writes atomically.
 Each ``draw_*`` returns the figure (for tests to inspect); ``plot_*`` draws and saves it.
 N = samples, K = targets, G = points of the curve.
 """
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from .curves import save  # noqa: E402
+from .curves import save
+from .style import new_figure
 
 MAX_PANELS = 6  # targets drawn side by side; more would be unreadable
 
@@ -21,7 +18,7 @@ def draw_predictions(y_true: np.ndarray, y_pred: np.ndarray, target_names, title
     """One panel per target (the first MAX_PANELS): predicted (N,) against true (N,), with the
     line y = x on which perfect predictions lie."""
     k = min(y_true.shape[1], MAX_PANELS)
-    fig, axes = plt.subplots(1, k, figsize=(4.2 * k, 4.2), squeeze=False)
+    fig, axes = new_figure((4.2 * k, 4.2), 1, k, squeeze=False)
     for j, ax in enumerate(axes[0]):
         t, p = y_true[:, j], y_pred[:, j]
         seen = np.concatenate([t, p])
@@ -47,7 +44,7 @@ def draw_fit(x: np.ndarray, y: np.ndarray, grid: np.ndarray, curve: np.ndarray, 
              target_names, title: str):
     """The data, targets y (N, K) against the one feature x (N,), and the model's curve (G, K)
     over ``grid`` (G,), one colour per target."""
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = new_figure((6, 4))
     for j, name in enumerate(target_names[:MAX_PANELS]):
         suffix = f" ({name})" if len(target_names) > 1 else ""
         dots = ax.scatter(x, y[:, j], s=10, alpha=0.5, label=f"data{suffix}")
