@@ -73,6 +73,16 @@ def test_mlp_plot_redraws_a_run_through_the_same_path(tmp_path, figures):
     assert axes_of(figures["accuracy.png"]) == ("epoch", "acc", "moons-a: accuracy", ["train"], "linear")
 
 
+
+def test_mlp_plot_redraws_a_run_with_the_title_of_its_config_name(tmp_path, figures):
+    run = tmp_path / "moons-lr05"
+    run.mkdir()
+    write_metrics(run, {"epoch": [1, 2], "lr": [0.1, 0.1], "train_loss": [0.7, 0.6], "seconds": [0.1, 0.2]})
+    (run / "config.yaml").write_text("name: moons\ndata: {name: moons}\n")
+    assert invoke_cli(plot_main, str(run)).exit_code == 0
+    assert axes_of(figures["loss.png"])[2] == "moons: loss"  # as mlp-train drew it, not the folder's name
+
+
 REFUSE = """
 import sys
 from click.testing import CliRunner
