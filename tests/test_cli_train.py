@@ -216,3 +216,14 @@ def test_the_default_run_folder_is_one_safe_entry_of_runs(tmp_path, monkeypatch,
         pass
     assert path.parent == __import__("pathlib").Path("runs") and path.name.startswith(folder)
     assert list((tmp_path / "runs").iterdir()) == [tmp_path / path] and len(path.name.encode()) <= 80 + 20
+
+
+def test_a_diverged_run_ends_in_its_error_line_without_numpy_warnings(tmp_path):
+    """lr=1e300 diverges at step 1; drawing the decision boundary with the last finite (huge)
+    weights must not print numpy's overflow warnings before the Error line."""
+    proc = subprocess.run([sys.executable, "-W", "default", "-m", "mlp_manual.cli.train", "--config",
+                           "configs/xor.yaml", "--set", "optimizer.lr=1e300", "--out", str(tmp_path / "run"), "-q"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3
+    assert proc.stderr.startswith("Error: training diverged at step 1") and "Warning" not in proc.stderr
+    assert (tmp_path / "run" / "decision_boundary.png").is_file()

@@ -73,6 +73,16 @@ def test_mlp_plot_redraws_a_run_through_the_same_path(tmp_path, figures):
     assert axes_of(figures["accuracy.png"]) == ("epoch", "acc", "moons-a: accuracy", ["train"], "linear")
 
 
+
+def test_mlp_plot_redraws_a_run_with_the_title_of_its_config_name(tmp_path, figures):
+    run = tmp_path / "moons-lr05"
+    run.mkdir()
+    write_metrics(run, {"epoch": [1, 2], "lr": [0.1, 0.1], "train_loss": [0.7, 0.6], "seconds": [0.1, 0.2]})
+    (run / "config.yaml").write_text("name: moons\ndata: {name: moons}\n")
+    assert invoke_cli(plot_main, str(run)).exit_code == 0
+    assert axes_of(figures["loss.png"])[2] == "moons: loss"  # as mlp-train drew it, not the folder's name
+
+
 REFUSE = """
 import sys
 from click.testing import CliRunner
@@ -134,12 +144,19 @@ def test_accuracy_zooms_past_the_first_climb_and_says_so(tmp_path, figures):
                            tmp_path, "digits")
     ax = figures["accuracy.png"].axes[0]
     lo, hi = ax.get_ylim()
-    assert 0.96 < lo < min(val[10:]) and max(train) < hi <= 1.01
+    assert 0.959 < lo < min(val[10:]) and max(train) < hi <= 1.01 and hi - lo >= 0.05 - 1e-9
     assert [t.get_text() for t in ax.texts] == ["zoomed past epochs 1-10 (lowest 0.190)"]
     curves.plot_run_curves({"epoch": [1, 2, 3], "train_loss": [1.0] * 3, "train_acc": [0.1, 0.5, 0.9]},
                            tmp_path, "short")
     ax = figures["accuracy.png"].axes[0]
     assert ax.get_ylim()[0] < 0.1 and len(ax.texts) == 0  # under 10 epochs everything is shown
+
+
+def test_accuracy_at_100_percent_shows_five_points_below_it_not_above(tmp_path, figures):
+    curves.plot_run_curves({"epoch": list(range(1, 31)), "train_loss": [1.0] * 30,
+                            "train_acc": [0.5] * 3 + [1.0] * 27}, tmp_path, "xor")
+    lo, hi = figures["accuracy.png"].axes[0].get_ylim()
+    assert hi == 1.01 and lo == pytest.approx(0.96)
 
 
 def test_decision_boundary_has_a_legend_of_the_classes(tmp_path, figures):

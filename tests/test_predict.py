@@ -205,3 +205,19 @@ def test_a_progress_bar_is_drawn_only_when_asked_for_by_a_terminal(flowers, tmp_
     monkeypatch.setattr(predict_cli, "show_progress", lambda size: True)
     result = invoke_cli(predict_main, *args)
     assert result.exit_code == 0 and "predicting" in result.output and len((tmp_path / "p.csv").read_text().splitlines()) == 61
+
+
+def test_train_and_predict_write_to_sys_stdout_not_through_click_get_text_stream(flowers, tmp_path, monkeypatch):
+    """click 8.5 deprecates click.get_text_stream (a DeprecationWarning under `python -m`); the
+    commands write to sys.stdout instead."""
+    import click
+
+    def deprecated(*args, **kwargs):
+        raise AssertionError("click.get_text_stream is deprecated")
+
+    monkeypatch.setattr(click, "get_text_stream", deprecated)
+    rows = predict("--model", flowers / "run" / "model.npz", "--input", flowers / "test.csv")
+    assert rows[0] == ["prediction"] and len(rows) == 61
+    result = invoke_cli(train_main, "--config", "configs/xor.yaml", "--out", str(tmp_path / "xor"),
+                        "--epochs", "2")
+    assert result.exit_code == 0 and "epoch 2/2" in result.output

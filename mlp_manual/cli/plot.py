@@ -5,7 +5,7 @@ from pathlib import Path
 import click
 
 from ..errors import ConfigError
-from ..runs.compare import best_epoch, run_datasets, run_labels
+from ..runs.compare import best_epoch, run_datasets, run_labels, run_name
 from ..runs.metrics import read_metrics
 from .common import user_errors, version_option
 
@@ -36,7 +36,7 @@ def main(run_dirs, out, metric):
         from ..plots.curves import plot_run_curves
 
         history = {k: v for k, v in metrics[0].items() if any(x is not None for x in v)}  # no empty val_ columns
-        plot_run_curves(history, dirs[0], dirs[0].name, *best_epoch(dirs[0]))
+        plot_run_curves(history, dirs[0], run_name(dirs[0]), *best_epoch(dirs[0]))
         click.echo(f"redrew the plots of {dirs[0]} from its metrics.csv")
         return
 

@@ -54,7 +54,7 @@ def main(model_path, input_path, output, proba, delimiter):
         raise click.UsageError(f"--proba needs a classification model; {model_path} predicts values")
     size = Path(input_path).stat().st_size
     with ExitStack() as stack:
-        out = stack.enter_context(atomic_text_file(output)) if output else click.get_text_stream("stdout")
+        out = stack.enter_context(atomic_text_file(output)) if output else sys.stdout
         on_progress = None
         if show_progress(size):
             bar = stack.enter_context(click.progressbar(length=size, label="predicting", file=sys.stderr))

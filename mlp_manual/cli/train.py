@@ -78,7 +78,7 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
         raise click.UsageError("Missing the config: give it as CONFIG or --config PATH, or continue a run with "
                                "--resume RUN_DIR.")
     lines = []
-    bar = None if quiet else StepBar(click.get_text_stream("stdout"))
+    bar = None if quiet else StepBar(sys.stdout)
 
     def echo(line):
         lines.append(line)

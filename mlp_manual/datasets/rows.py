@@ -108,8 +108,10 @@ class RowFile:
             return list(range(width))
         missing = [f for f in self.feature_names if f not in names]
         if missing:
+            other = [d for d in ";,\t|" if d != self.delimiter and len(names) == 1 and d in names[0]]
+            hint = f"; the header is one column: is the file separated by {other[0]!r}? (--delimiter)" if other else ""
             raise DataError(f"{self.name}: missing feature column{'s' if len(missing) > 1 else ''} "
-                            f"{', '.join(missing)} (the model takes {', '.join(self.feature_names)})")
+                            f"{', '.join(missing)} (the model takes {', '.join(self.feature_names)}){hint}")
         twice = next((f for f in self.feature_names if names.count(f) > 1), None)
         if twice is not None:
             raise DataError(f"{self.name}: the header names column {twice!r} more than once")

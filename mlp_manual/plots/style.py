@@ -69,8 +69,9 @@ def zoom_accuracy(ax, series) -> None:
         return
     lo, hi = min(kept), max(kept)
     margin = max(0.05 * (hi - lo), (0.05 - (hi - lo)) / 2)  # at least 5 points of accuracy in view
-    bottom = max(lo - margin, -0.01)
-    ax.set_ylim(bottom, min(hi + margin, 1.01))
+    top = min(hi + margin, 1.01)
+    bottom = max(min(lo - margin, top - 0.05), -0.01)  # at 100% the window moves down, not above 1
+    ax.set_ylim(bottom, top)
     lowest = min(_finite(v for values in series for v in values[:skip]), default=bottom)
     if lowest < bottom:
         ax.text(0.99, 0.02, f"zoomed past epochs 1-{skip} (lowest {lowest:.3f})", transform=ax.transAxes,

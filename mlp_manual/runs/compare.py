@@ -54,6 +54,12 @@ def run_datasets(run_dirs: list[Path]) -> str:
     return ", ".join(names) or "unknown data"
 
 
+def run_name(run_dir: Path) -> str:
+    """The run's name as its plots were titled (``name`` of its config.yaml), else the folder's name."""
+    name = _configs([run_dir])[0].get("name")
+    return str(name) if name not in (None, "") else Path(run_dir).name
+
+
 def best_epoch(run_dir: Path) -> tuple[int | None, bool]:
     """(best epoch, whether the model holds its weights) from a run's summary.json; (None, False)
     when it is missing, unreadable or from a run that recorded neither."""

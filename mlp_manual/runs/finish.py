@@ -5,6 +5,8 @@ last), and the final line that says which weights the test metrics come from.
 import time
 from pathlib import Path
 
+import numpy as np
+
 from .. import files
 from ..errors import TrainingWarning
 from ..readable import readable
@@ -36,7 +38,8 @@ def write_plots(exp: Experiment, history: dict, run_dir: Path, best_epoch: int |
     plots.plot_run_curves(history, run_dir, exp.cfg.name, best_epoch, restored)
     if exp.loss.classification and exp.data.n_features == 2:
         def predict(X):
-            return exp.loss.predict(model_outputs(exp.model, X, batch_size=GRID_ROWS))
+            with np.errstate(over="ignore", invalid="ignore"):  # the weights of a diverged run may overflow
+                return exp.loss.predict(model_outputs(exp.model, X, batch_size=GRID_ROWS))
         plots.plot_decision_boundary(predict, exp.data.X_train, class_labels(exp.data.y_train),
                                      run_dir / "decision_boundary.png",
                                      f"{exp.cfg.name}: decision boundary (training points)",
