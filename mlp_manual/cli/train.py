@@ -77,11 +77,11 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
     if not resume_dir and not config_path:
         raise click.UsageError("Missing the config: give it as CONFIG or --config PATH, or continue a run with "
                                "--resume RUN_DIR.")
-    lines = []
+    last = []  # the last line printed or held back, for --quiet (one line: a long run holds no more)
     bar = None if quiet else StepBar(sys.stdout)
 
     def echo(line):
-        lines.append(line)
+        last[:] = [line]
         if not quiet:
             clear_progress()
             say(line)
@@ -124,8 +124,8 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
         clear_progress()
         say("Interrupted.", err=True)
         sys.exit(INTERRUPTED_EXIT)
-    if quiet and lines:
-        say(lines[-1])
+    if quiet and last:
+        say(last[0])
 
 
 def interrupted_line(run_dir: Path) -> str:
