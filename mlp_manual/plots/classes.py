@@ -6,7 +6,7 @@ C = classes, N = samples, D = pixels.
 import numpy as np
 
 from .curves import save
-from .style import new_figure
+from .style import TITLE_Y, new_figure
 
 
 def plot_confusion(confusion: np.ndarray, class_names, path, title: str) -> None:
@@ -29,7 +29,7 @@ def plot_confusion(confusion: np.ndarray, class_names, path, title: str) -> None
     ax.set_yticks(range(n), names)
     ax.set_xlabel("predicted")
     ax.set_ylabel("true")
-    ax.set_title(title)
+    ax.set_title(title, y=TITLE_Y)
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="share of the true class")
     save(fig, path)
 
@@ -61,7 +61,7 @@ def plot_mistakes(X: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, image_s
         ax.set_yticks([])
         for spine in ax.spines.values():
             spine.set_edgecolor("0.45")
-        ax.set_title(f"{names[y_true[i]]} -> {names[y_pred[i]]}", fontsize=8)
+        ax.set_title(f"{names[y_true[i]]} -> {names[y_pred[i]]}", fontsize=8, y=TITLE_Y)
     if len(wrong) == 0:
         axes[0, 0].text(0, 0.5, "no mistakes", fontsize=10)
     shown = f"{len(wrong)} of {len(all_wrong)}" if len(all_wrong) > len(wrong) else f"all {len(wrong)}"

@@ -8,13 +8,7 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 
 from ..files import atomic_path
-from .style import (
-    distinct_colors,
-    epoch_axis,
-    legend_outside,
-    new_figure,
-    zoom_accuracy,
-)
+from .style import TITLE_Y, distinct_colors, epoch_axis, legend_outside, new_figure, zoom_accuracy
 
 TITLE_CHARACTERS = 100
 
@@ -58,7 +52,7 @@ def plot_per_epoch(lines, metric: str, path, title: str, size=(6, 4), best_epoch
                    label=f"best epoch {best_epoch}" + (" (weights restored)" if restored else ""))
     epoch_axis(ax, [e for epochs, _, _ in lines for e in epochs])
     ax.set_ylabel(metric)
-    ax.set_title(title)
+    ax.set_title(title, y=TITLE_Y)
     ax.grid(alpha=0.3)
     legend_outside(ax)
     save(fig, path)
@@ -109,7 +103,7 @@ def plot_decision_boundary(predict, X: np.ndarray, y: np.ndarray, path, title: s
         mine = y == c
         ax.scatter(X[mine, 0], X[mine, 1], color=colors[c], edgecolors="k", linewidths=0.5, s=25,
                    label=f"class {names[c]}" if names[c].isdigit() else names[c])
-    ax.set_title(title)
+    ax.set_title(title, y=TITLE_Y)
     ax.set_xlabel("feature 0")
     ax.set_ylabel("feature 1")
     legend_outside(ax, title="points: true class\nshade: predicted", title_fontsize=8)

@@ -10,7 +10,7 @@ from collections import defaultdict
 import numpy as np
 
 from .curves import save
-from .style import distinct_colors, legend_outside, new_figure
+from .style import TITLE_Y, distinct_colors, legend_outside, new_figure
 
 
 def _series(rows, stat):
@@ -57,7 +57,7 @@ def plot_diagnostics(rows, run_dir, name: str, layer_types=None) -> None:
             ax.axhline(ref, color="gray", linestyle=":", label=f"{ref:g} (healthy)")
         ax.set_xlabel("step")
         ax.set_ylabel(ylabel)
-        ax.set_title(f"{name}: {ylabel} per parameter tensor")
+        ax.set_title(f"{name}: {ylabel} per parameter tensor", y=TITLE_Y)
         ax.grid(alpha=0.3, which="both")
         legend_outside(ax, title="layer type.tensor")
         save(fig, run_dir / file)
@@ -75,7 +75,7 @@ def plot_activations(rows, run_dir, name: str, layer_types=None) -> None:
         top.plot(steps, values, color=colors[key], label=label)
         top.plot(*stds[key], linestyle="--", color=colors[key])
     top.set_ylabel("activation: mean (solid), std (dashed)")
-    top.set_title(f"{name}: layer outputs")
+    top.set_title(f"{name}: layer outputs", y=TITLE_Y)
     top.grid(alpha=0.3)
     legend_outside(top, title="layer")
     for stat, style in (("dead_fraction", "-"), ("saturated_fraction", "--")):
@@ -99,7 +99,7 @@ def plot_lr_find(lrs, losses, suggested: float, path, name: str) -> None:
     ax.set_xscale("log")
     ax.set_xlabel("learning rate")
     ax.set_ylabel("training loss (smoothed)")
-    ax.set_title(f"{name}: learning-rate sweep")
+    ax.set_title(f"{name}: learning-rate sweep", y=TITLE_Y)
     ax.grid(alpha=0.3, which="both")
     ax.legend()
     save(fig, path)

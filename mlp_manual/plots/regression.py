@@ -9,7 +9,7 @@ N = samples, K = targets, G = points of the curve.
 import numpy as np
 
 from .curves import save
-from .style import new_figure
+from .style import TITLE_Y, new_figure
 
 MAX_PANELS = 6  # targets drawn side by side; more would be unreadable
 
@@ -51,7 +51,7 @@ def draw_fit(x: np.ndarray, y: np.ndarray, grid: np.ndarray, curve: np.ndarray, 
         ax.plot(grid, curve[:, j], color=dots.get_facecolor()[0][:3], linewidth=2, label=f"model{suffix}")
     ax.set_xlabel(feature_name)
     ax.set_ylabel(target_names[0] if len(target_names) == 1 else "target")
-    ax.set_title(title)
+    ax.set_title(title, y=TITLE_Y)
     ax.grid(alpha=0.3)
     ax.legend()
     return fig
