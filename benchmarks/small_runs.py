@@ -21,13 +21,11 @@ import json
 import os
 import statistics
 import struct
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from time_to_accuracy import BLAS_VARS, ROOT, child_env, import_bench_train
+from time_to_accuracy import BLAS_VARS, ROOT, import_bench_train, time_process
 
 HERE = Path(__file__).resolve().parent
 CONFIGS = ("xor", "moons")
@@ -66,16 +64,10 @@ def png_sizes(folder):
     return {p.name: struct.unpack(">II", p.read_bytes()[16:24]) for p in sorted(Path(folder).glob("*.png"))}
 
 
-def timed_process(command, threads):
-    started = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True, env=child_env(threads))
-    return time.perf_counter() - started
-
-
 def run_once(name, threads):
     """One mlp-train run: (seconds, {png: size})."""
     with tempfile.TemporaryDirectory() as tmp:
-        seconds = timed_process([sys.executable, "-m", "mlp_manual.cli.train", "--config",
+        seconds = time_process([sys.executable, "-m", "mlp_manual.cli.train", "--config",
                                  str(ROOT / "configs" / f"{name}.yaml"), "--out", f"{tmp}/run", "--quiet"], threads)
         return seconds, png_sizes(f"{tmp}/run")
 
@@ -83,7 +75,7 @@ def run_once(name, threads):
 def floor_once(name, sizes, threads):
     pngs = ",".join(f"{png}:{w}x{h}" for png, (w, h) in sizes.items())
     with tempfile.TemporaryDirectory() as tmp:
-        seconds = timed_process([sys.executable, __file__, "--floor-child", str(ROOT / "configs" / f"{name}.yaml"),
+        seconds = time_process([sys.executable, __file__, "--floor-child", str(ROOT / "configs" / f"{name}.yaml"),
                                  tmp, pngs], threads)
         if png_sizes(tmp) != sizes:
             raise SystemExit(f"the floor of {name} wrote {png_sizes(tmp)}, the run {sizes}")
@@ -107,7 +99,7 @@ def main():
             for kind in ("mlp-train", "floor") if r % 2 == 0 else ("floor", "mlp-train"):
                 times[f"{kind} {name}"].append(run_once(name, args.threads)[0] if kind == "mlp-train"
                                                else floor_once(name, sizes[name], args.threads))
-        times["python -c pass"].append(timed_process([sys.executable, "-c", "pass"], args.threads))
+        times["python -c pass"].append(time_process([sys.executable, "-c", "pass"], args.threads))
         print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()), flush=True)
     report(args, bt, times, sizes, load_before)
 

@@ -101,10 +101,10 @@ def run_mlp_manual(args, clock):
 
 def read_idx(path):
     """An IDX file (gzipped or not) as a uint8 array: (N, 784) images or (N,) labels."""
+    import numpy as np
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rb") as f:
         raw = f.read()
-    import numpy as np
     dims = raw[3]
     shape = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
     flat = np.frombuffer(raw, np.uint8, offset=4 + 4 * dims)
@@ -283,6 +283,7 @@ def cli_reference(args):
 
 
 def time_process(command, threads):
+    """Seconds from launch to exit of a command that must succeed."""
     started = time.perf_counter()
     subprocess.run(command, check=True, capture_output=True, env=child_env(threads))
     return time.perf_counter() - started
