@@ -1,6 +1,6 @@
 """Time to 98.4% MNIST test accuracy: mlp-manual against the same recipe in PyTorch eager.
 
-    python benchmarks/time_to_accuracy.py --data-dir /work/shared/datasets   # 5 rounds, seeds 0-4
+    python benchmarks/time_to_accuracy.py --data-dir DIR   # 5 rounds, seeds 0-4 (or set MLP_MANUAL_DATA)
     python benchmarks/time_to_accuracy.py --quick                            # 2 rounds, no CLI run
     python benchmarks/time_to_accuracy.py --threads 1 --config configs/mnist.yaml --target 0.985
 
