@@ -3,6 +3,7 @@
 import importlib
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,9 +15,11 @@ ort = pytest.importorskip("onnxruntime")
 from mlp_manual import Layer, Model, ReLU, Residual, build_model, load_model, save_model  # noqa: E402
 from mlp_manual.cli.export import main  # noqa: E402
 from mlp_manual.cli.train import main as train_main  # noqa: E402
+from mlp_manual.datasets.dataset import Preprocessing  # noqa: E402
 from mlp_manual.errors import ExportError  # noqa: E402
 from mlp_manual.export.onnx import EMITTERS, export_file, export_model  # noqa: E402
 from mlp_manual.layers import LAYER_TYPES, Softmax, sigmoid  # noqa: E402
+from mlp_manual.runs.model_info import ModelInfo  # noqa: E402
 from mlp_manual.training.evaluation import model_outputs  # noqa: E402
 
 TOL = 1e-5
@@ -54,6 +57,11 @@ def raw_inputs(rng, n=64):
     return (2 * rng.normal(size=(n, 5))).astype(np.float32)
 
 
+def trained_with(loss: str, preprocessing=None, feature_names=None) -> ModelInfo:
+    """The description a model file gives of a model trained with ``loss``."""
+    return ModelInfo(None, loss, None, preprocessing, feature_names=feature_names)
+
+
 def test_every_built_in_layer_has_an_onnx_translation():
     assert set(EMITTERS) == set(LAYER_TYPES.values())
 
@@ -61,7 +69,7 @@ def test_every_built_in_layer_has_an_onnx_translation():
 @pytest.mark.parametrize("layer_type", sorted(LAYER_TYPES))
 def test_classifier_logits_and_probabilities_match_mlp_manual(layer_type, rng):
     model = model_with(layer_type, 4, rng)
-    proto = export_model(model, {"loss": "softmax_cross_entropy"})
+    proto = export_model(model, trained_with("softmax_cross_entropy"))
     for X in (raw_inputs(rng), raw_inputs(rng, 1)):  # any batch size
         got = run_onnx(proto, X)
         logits = model_outputs(model, X)  # (N, 4)
@@ -73,7 +81,7 @@ def test_classifier_logits_and_probabilities_match_mlp_manual(layer_type, rng):
 def test_regression_outputs_match_mlp_manual(layer_type, rng):
     model = model_with(layer_type, 2, rng)
     X = raw_inputs(rng)
-    got = run_onnx(export_model(model, {"loss": "mse"}), X)
+    got = run_onnx(export_model(model, trained_with("mse")), X)
     assert list(got) == ["output"]
     np.testing.assert_allclose(got["output"], model_outputs(model, X), rtol=0, atol=TOL)
 
@@ -81,7 +89,7 @@ def test_regression_outputs_match_mlp_manual(layer_type, rng):
 def test_binary_logit_gives_two_probability_columns(rng):
     model = model_with("tanh", 1, rng)
     X = raw_inputs(rng)
-    got = run_onnx(export_model(model, {"loss": "bce_with_logits"}), X)
+    got = run_onnx(export_model(model, trained_with("bce_with_logits")), X)
     p = sigmoid(model_outputs(model, X))  # (N, 1)
     assert got["probabilities"].shape == (64, 2)
     np.testing.assert_allclose(got["probabilities"], np.hstack([1 - p, p]), rtol=0, atol=TOL)
@@ -90,22 +98,22 @@ def test_binary_logit_gives_two_probability_columns(rng):
 def test_float64_model_computes_in_float64(rng):
     model = model_with("gelu", 3, rng, np.float64)
     X = raw_inputs(rng)
-    got = run_onnx(export_model(model, {"loss": "softmax_cross_entropy"}), X)
+    got = run_onnx(export_model(model, trained_with("softmax_cross_entropy")), X)
     assert got["logits"].dtype == np.float64
     np.testing.assert_allclose(got["logits"], model_outputs(model, X.astype(np.float64)), rtol=0, atol=1e-12)
 
 
-def test_preprocessing_and_feature_names_from_the_spec(tmp_path, rng):
+def test_preprocessing_and_feature_names_from_the_model_file(tmp_path, rng):
     model = model_with("relu", 3, rng)
     shift, scale = rng.normal(size=5), rng.uniform(0.5, 3.0, size=5)
-    names = ["a", "b", "c", "d", "e"]
-    save_model(model, tmp_path / "m.npz", extra={
-        "loss": "softmax_cross_entropy", "feature_names": names,
-        "preprocess": {"kind": "standardize", "shift": shift.tolist(), "scale": scale.tolist()}})
+    names = ("a", "b", "c", "d", "e")
+    info = ModelInfo("classification", "softmax_cross_entropy", 5, Preprocessing("standardize", shift, scale),
+                     classes=(0, 1, 2), feature_names=names, version="0.1.0")
+    save_model(model, tmp_path / "m.npz", info=info)
     proto = export_file(tmp_path / "m.npz", tmp_path / "m.onnx")
     assert onnx.load(tmp_path / "m.onnx") == proto
     metadata = {p.key: p.value for p in proto.metadata_props}
-    assert json.loads(metadata["feature_names"]) == names and metadata["loss"] == "softmax_cross_entropy"
+    assert json.loads(metadata["feature_names"]) == list(names) and metadata["loss"] == "softmax_cross_entropy"
     assert [n.op_type for n in proto.graph.node[:2]] == ["Sub", "Div"]
     X = raw_inputs(rng)
     got = run_onnx(proto, X)
@@ -113,8 +121,8 @@ def test_preprocessing_and_feature_names_from_the_spec(tmp_path, rng):
     np.testing.assert_allclose(got["probabilities"], Softmax().forward(logits), rtol=0, atol=TOL)
 
 
-def test_no_preprocess_entry_means_no_preprocessing(rng):
-    proto = export_model(model_with("relu", 3, rng), {"preprocess": {"kind": "none"}})
+def test_no_preprocessing_means_no_preprocessing_nodes(rng):
+    proto = export_model(model_with("relu", 3, rng), trained_with("softmax_cross_entropy", Preprocessing()))
     assert [n.op_type for n in proto.graph.node][:1] == ["Gemm"]
 
 
@@ -170,14 +178,9 @@ def test_mlp_export_errors_are_one_line(tmp_path, rng, monkeypatch):
     result = invoke_cli(main, "--model", str(tmp_path / "custom.npz"), "--output", str(tmp_path / "x.onnx"))
     assert result.exit_code == 1 and result.output == f"Error: {tmp_path / 'custom.npz'}: layer 1 has unknown type 'Doubler'\n"
 
-    save_model(model, tmp_path / "m.npz", extra={"preprocess": {"kind": "standardize", "shift": [0, 0], "scale": [1, 0]}})
-    result = invoke_cli(main, "--model", str(tmp_path / "m.npz"))
-    assert result.exit_code == 1 and "Error: " in result.output and "damaged preprocess scale [1, 0]" in result.output
-
-    save_model(model, tmp_path / "m.npz", extra={"feature_names": ["a", "b", "c"]})
-    result = invoke_cli(main, "--model", str(tmp_path / "m.npz"))
-    assert result.exit_code == 1
-    assert result.output == f"Error: {tmp_path / 'm.npz'}: damaged feature_names (expected one name per input feature)\n"
+    damaged = Path(__file__).parent / "bad_inputs" / "files" / "bad-preprocess-model.npz"  # checked as mlp-predict checks it
+    result = invoke_cli(main, "--model", str(damaged), "--output", str(tmp_path / "x.onnx"))
+    assert result.exit_code == 1 and result.output.startswith(f"Error: {damaged}: damaged model spec (preprocess")
 
     save_model(model, tmp_path / "m.npz")
     result = invoke_cli(main, "--model", str(tmp_path / "m.npz"), "--output", str(tmp_path / "no" / "m.onnx"))

@@ -17,11 +17,13 @@ import os
 import numpy as np
 
 from .. import layers
-from ..errors import ExportError, ModelFileError
-from ..files import read_npz, write_bytes
+from ..datasets.dataset import Preprocessing
+from ..errors import ExportError
+from ..files import write_bytes
 from ..losses import BINARY, CLASS_INDEX, LOSSES
 from ..model import Model
-from ..runs.model_file import load_model, spec_of
+from ..runs.model_file import read_model
+from ..runs.model_info import ModelInfo
 from .graph import ELEMENT_TYPES, GraphBuilder, onnx
 
 
@@ -130,58 +132,38 @@ def _sigmoid_probabilities(g, logits: str) -> tuple[str, int | None]:
 PROBABILITIES = {CLASS_INDEX: _softmax_probabilities, BINARY: _sigmoid_probabilities}
 
 
-def _preprocess_array(entry: dict, key: str, width: int | None, where: str) -> np.ndarray:
-    """The entry's ``shift`` or ``scale``: a finite number, or one per input feature (a scale nonzero)."""
-    try:
-        a = np.asarray(entry[key], dtype=np.float64)
-    except (TypeError, ValueError):
-        a = np.full(2, np.nan)  # reported below like any other bad value
-    fits = a.ndim == 0 or (a.ndim == 1 and (width is None or len(a) == width))
-    if not fits or not np.all(np.isfinite(a)) or (key == "scale" and np.any(a == 0)):
-        raise ModelFileError(f"{where}: damaged preprocess {key} {entry[key]!r} (expected a finite number "
-                             f"or one per input feature{', nonzero' if key == 'scale' else ''})")
-    return a
-
-
-def _preprocess(g: GraphBuilder, x: str, entry, width: int | None, where: str) -> str:
-    """x -> (x - shift) / scale when the spec has a preprocessing entry (any kind but "none")."""
-    if entry is None or (isinstance(entry, dict) and entry.get("kind") == "none"):
+def _preprocess(g: GraphBuilder, x: str, preprocessing: Preprocessing | None) -> str:
+    """x -> (x - shift) / scale, the model file's stored preprocessing (nothing for kind "none")."""
+    if preprocessing is None or preprocessing.kind == "none":
         return x
-    if not isinstance(entry, dict) or not {"kind", "shift", "scale"} <= entry.keys():
-        raise ModelFileError(f"{where}: damaged preprocess entry {entry!r} (expected kind, shift and scale)")
-    shift, scale = (_preprocess_array(entry, key, width, where) for key in ("shift", "scale"))
-    x = g.op("Sub", x, g.const("preprocess.shift", shift), name="preprocess.centred")
-    return g.op("Div", x, g.const("preprocess.scale", scale), name="preprocess.scaled")
+    x = g.op("Sub", x, g.const("preprocess.shift", np.asarray(preprocessing.shift)), name="preprocess.centred")
+    return g.op("Div", x, g.const("preprocess.scale", np.asarray(preprocessing.scale)), name="preprocess.scaled")
 
 
-def _metadata(spec: dict, width: int | None, where: str) -> dict[str, str]:
-    """ONNX metadata from the spec: ``loss``, and ``feature_names`` as a JSON list."""
-    metadata = {"loss": spec["loss"]} if isinstance(spec.get("loss"), str) else {}
-    names = spec.get("feature_names")
-    if names is not None:
-        if not isinstance(names, list) or not all(isinstance(n, str) for n in names) \
-                or (width is not None and len(names) != width):
-            raise ModelFileError(f"{where}: damaged feature_names (expected one name per input feature)")
-        metadata["feature_names"] = json.dumps(names)
+def _metadata(info: ModelInfo) -> dict[str, str]:
+    """ONNX metadata: ``loss``, and ``feature_names`` as a JSON list."""
+    metadata = {"loss": info.loss} if info.loss else {}
+    if info.feature_names is not None:
+        metadata["feature_names"] = json.dumps(list(info.feature_names))
     return metadata
 
 
-def export_model(model: Model, spec: dict | None = None, where: str = "model") -> "onnx.ModelProto":
-    """The ONNX model of ``model``'s inference path; ``spec`` is the model file's JSON spec
-    (its ``loss``, ``preprocess`` and ``feature_names`` entries are used when present).
+def export_model(model: Model, info: ModelInfo | None = None) -> "onnx.ModelProto":
+    """The ONNX model of ``model``'s inference path; ``info`` is the checked description of its
+    data that the model file holds (its loss, preprocessing and feature names are used).
 
     Raises ExportError naming the first layer that has no ONNX translation.
     """
-    spec = spec or {}
+    info = info or ModelInfo(None, None, None, None)
     g = GraphBuilder(model.dtype)
     width = model.input_width()
     x = g.fresh("input")
     if g.dtype != np.float32:
         x = g.op("Cast", x, name="input_cast", to=ELEMENT_TYPES[g.dtype])
-    x = _preprocess(g, x, spec.get("preprocess"), width, where)
+    x = _preprocess(g, x, info.preprocessing)
     x = _emit_layers(g, model.layers, x, "layers")
     out_width = model.output_width(width) if width is not None else None
-    target = LOSSES[spec["loss"]].target if spec.get("loss") in LOSSES else None
+    target = LOSSES[info.loss].target if info.loss else None
     if target in PROBABILITIES:
         logits = g.op("Identity", x, name="logits")
         probabilities, p_width = PROBABILITIES[target](g, logits)
@@ -189,7 +171,7 @@ def export_model(model: Model, spec: dict | None = None, where: str = "model") -
     else:
         outputs = [g.value_info(g.op("Identity", x, name="output"), out_width)]
     doc = "mlp-manual model: " + " -> ".join(repr(layer) for layer in model.layers)
-    return g.model([g.value_info("input", width, np.float32)], outputs, _metadata(spec, width, where), doc)
+    return g.model([g.value_info("input", width, np.float32)], outputs, _metadata(info), doc)
 
 
 def write_onnx(proto: "onnx.ModelProto", path: str | os.PathLike) -> None:
@@ -202,8 +184,6 @@ def write_onnx(proto: "onnx.ModelProto", path: str | os.PathLike) -> None:
 
 def export_file(model_path: str | os.PathLike, output_path: str | os.PathLike) -> "onnx.ModelProto":
     """Read a model file written by ``save_model``, export it, write ``output_path``; return the model."""
-    model = load_model(model_path)
-    spec = spec_of(read_npz(model_path), model_path)
-    proto = export_model(model, spec, str(model_path))
+    proto = export_model(*read_model(model_path))
     write_onnx(proto, output_path)
     return proto
