@@ -235,3 +235,14 @@ def test_training_never_imports_the_teaching_views():
             "print(sorted(m for m in sys.modules if m.startswith('mlp_manual.explain')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_scalar_refuses_a_loss_without_a_scalar_version(monkeypatch):
+    from mlp_manual.errors import ConfigError
+    from mlp_manual.explain import scalar
+
+    monkeypatch.delitem(scalar.LOSSES, "mse")  # as a loss added to the project but not to the scalar view
+    model = prepare(load_config(CONFIGS / "sine.yaml")).model
+    with pytest.raises(ConfigError, match="^--scalar supports the losses softmax_cross_entropy, bce_with_logits; "
+                                          "this model trains with mse$"):
+        scalar.require_small(model, "mse")

@@ -71,7 +71,7 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
     if scalar:
         from ..explain.scalar import require_small
 
-        require_small(model)
+        require_small(model, exp.loss.name)
     result = trace(model, exp.loss, X[picked], y[picked], seed=seed, max_elements=max_elements or None)
     weights = f"trained weights from {model_path}" if model_path else f"initial weights (seed {cfg.seed})"
     header = (f"{cfg.name}: training rows {format_rows(picked)} of {len(X)} ({cfg.data.name}), {weights}, "

@@ -113,9 +113,11 @@ LOSSES = {
 }
 
 
-def require_small(model) -> None:
-    """Raise ConfigError unless every layer has a scalar version and the model has at most
-    MAX_PARAMS parameters."""
+def require_small(model, loss: str) -> None:
+    """Raise ConfigError unless every layer and the loss have a scalar version and the model
+    has at most MAX_PARAMS parameters."""
+    if loss not in LOSSES:
+        raise ConfigError(f"--scalar supports the losses {', '.join(LOSSES)}; this model trains with {loss}")
     for i, spec in enumerate(model.spec()):
         if spec["type"] not in LAYERS:
             raise ConfigError(f"--scalar supports the layers {', '.join(LAYERS)}; layers.{i} is {spec['type']}")
