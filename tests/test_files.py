@@ -83,7 +83,7 @@ def test_new_files_get_the_umask_permissions_and_replaced_files_keep_theirs(tmp_
     assert (tmp_path / "kept.txt").stat().st_mode & 0o777 == 0o604
 
 
-WRITES = re.compile(r"""open\([^)]*["']([wax][bt]?\+?|r[bt]?\+|r\+[bt]?)["']|(?<!files)\.write_(text|bytes)\(|np\.save|savefig\((?!tmp)""")
+WRITES = re.compile(r"""open\([^)]*["']([wax][bt]?\+?|r[bt]?\+|r\+[bt]?)["']|(?<!files)\.write_(text|bytes)\(|np\.save|(savefig|imsave)\((?!tmp)""")
 
 
 # Writes that land in a temporary path handed out by files.atomic_path.

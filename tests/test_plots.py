@@ -14,7 +14,7 @@ import pytest
 from conftest import invoke_cli
 
 from mlp_manual.cli.plot import main as plot_main
-from mlp_manual.plots import curves
+from mlp_manual.plots import curves, png
 from mlp_manual.runs.metrics import write_metrics
 
 
@@ -232,6 +232,6 @@ def test_a_long_title_is_cut_before_the_figure_is_written(tmp_path):
     fig, ax = plt.subplots()
     ax.set_title("n" * 255 + ": loss")
     fig.suptitle("short")
-    curves.save(fig, tmp_path / "loss.png")
+    png.save(fig, tmp_path / "loss.png")
     assert ax.get_title() == "n" * 97 + "..." and fig.texts[0].get_text() == "short"
     assert plt.imread(tmp_path / "loss.png").shape[1] < 1200  # about 2700 pixels wide uncut

@@ -5,7 +5,7 @@ C = classes, N = samples, D = pixels.
 
 import numpy as np
 
-from .curves import save
+from .png import save
 from .style import TITLE_Y, new_figure
 
 

@@ -7,24 +7,8 @@ from pathlib import Path
 import numpy as np
 from matplotlib.colors import ListedColormap
 
-from ..files import atomic_path
-from .style import TITLE_Y, distinct_colors, epoch_axis, legend_outside, new_figure, zoom_accuracy
-
-TITLE_CHARACTERS = 100
-
-
-def save(fig, path) -> None:
-    """Write ``fig`` to ``path`` as PNG atomically. A title longer than
-    TITLE_CHARACTERS (a run's name may be long) is cut with "..." first, so that it cannot
-    stretch the image."""
-    titles = [ax.title for ax in fig.axes] + list(fig.texts)
-    titles += [t for ax in fig.axes for t in ax.texts if t.get_gid() == "title"]
-    for title in titles:
-        if len(title.get_text()) > TITLE_CHARACTERS:
-            title.set_text(title.get_text()[:TITLE_CHARACTERS - 3] + "...")
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
-
+from .png import save
+from .style import TITLE_Y, distinct_colors, epoch_axis, legend_outside, log_axis, new_figure, zoom_accuracy
 
 def log_scale(metric: str, values) -> bool:
     """Whether to draw ``metric`` on a log axis: a loss whose finite positive ``values`` span
@@ -44,7 +28,7 @@ def plot_per_epoch(lines, metric: str, path, title: str, size=(6, 4), best_epoch
     for epochs, values, style in lines:
         ax.plot(epochs, values, **style)
     if log_scale(metric, [v for _, values, _ in lines for v in values]):
-        ax.set_yscale("log")
+        log_axis(ax, "y")
     elif metric.endswith("acc"):
         zoom_accuracy(ax, [values for _, values, _ in lines])
     if best_epoch is not None:

@@ -9,8 +9,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from .curves import save
-from .style import TITLE_Y, distinct_colors, legend_outside, new_figure
+from .png import save
+from .style import TITLE_Y, distinct_colors, legend_outside, log_axis, new_figure
 
 
 def _series(rows, stat):
@@ -40,7 +40,7 @@ def _tensor_panel(ax, rows, stat, layer_types) -> None:
         shown = [v if v > 0 else np.nan for v in values]
         ax.plot(steps, shown, color=color, linestyle="--" if tensor.endswith(".b") else "-",
                 marker="." if len(steps) < 30 else None, label=series_label(layer, tensor, layer_types))
-    ax.set_yscale("log")
+    log_axis(ax, "y")
     if any(v == 0 for _, values in series.values() for v in values):
         ax.text(0.99, 0.02, "gaps: exactly 0", transform=ax.transAxes, ha="right", va="bottom", fontsize=7,
                 color="0.35")
@@ -96,7 +96,7 @@ def plot_lr_find(lrs, losses, suggested: float, path, name: str) -> None:
     fig, ax = new_figure((6, 4))
     ax.plot(lrs, losses)
     ax.axvline(suggested, color="tab:red", linestyle="--", label=f"suggested lr {suggested:.2g}")
-    ax.set_xscale("log")
+    log_axis(ax, "x")
     ax.set_xlabel("learning rate")
     ax.set_ylabel("training loss (smoothed)")
     ax.set_title(f"{name}: learning-rate sweep", y=TITLE_Y)

@@ -12,7 +12,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 from matplotlib.path import Path
 
-from .curves import save
+from .png import save
 from .style import agg_figure
 
 FILL = {"data": "0.9", "output": "#dbe9f6", "param": "#fdf1c7", "add": "#dcefd9", "loss": "#f8d7d3"}

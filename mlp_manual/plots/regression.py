@@ -8,7 +8,7 @@ N = samples, K = targets, G = points of the curve.
 
 import numpy as np
 
-from .curves import save
+from .png import save
 from .style import TITLE_Y, new_figure
 
 MAX_PANELS = 6  # targets drawn side by side; more would be unreadable

@@ -1,0 +1,147 @@
+"""plots/png.py paints a figure once and crops it: the same pixel size and the same picture as
+matplotlib's two-pass ``bbox_inches="tight"``, for every kind of figure the package draws; and
+the plain-text labels of log axes read like matplotlib's own."""
+
+import re
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.ticker import LogFormatterSciNotation
+
+from mlp_manual.config import load_config
+from mlp_manual.explain.graph import build_graph
+from mlp_manual.explain.trace import trace
+from mlp_manual.plots import classes, curves, diagnostics, png, regression
+from mlp_manual.plots.graph import draw_graph
+from mlp_manual.plots.style import PlainLogFormatter, new_figure, power_of_ten
+from mlp_manual.training.experiment import prepare
+
+CONFIGS = Path(__file__).resolve().parents[1] / "configs"
+
+
+def loss_curves():
+    epochs = list(range(1, 51))
+    curves.plot_curves({"epoch": epochs, "train_loss": list(np.geomspace(2, 1e-3, 50)),
+                        "val_loss": list(np.geomspace(3, 2e-3, 50))}, "loss", Path("loss.png"), "run: loss", 40, True)
+
+
+def decision_boundary():
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    curves.plot_decision_boundary(lambda grid: (grid[:, 0] + 0.2 * grid[:, 1] > 0).astype(int), X,
+                                  (X[:, 0] > 0).astype(int), Path("decision_boundary.png"), "boundary", ["a", "b"])
+
+
+def confusion():  # a colour bar: an axes with a locator of its own
+    classes.plot_confusion(np.array([[5, 1], [2, 7]]), ["cat", "dog"], Path("confusion.png"), "confusion")
+
+
+def mistakes():  # a constrained layout and a suptitle
+    rng = np.random.default_rng(0)
+    classes.plot_mistakes(rng.random((20, 64)), np.arange(20) % 3, (np.arange(20) + 1) % 3, (8, 8), list("xyz"),
+                          Path("mistakes.png"), "mistakes")
+
+
+def lr_sweep():  # a log x axis
+    diagnostics.plot_lr_find(np.geomspace(1e-5, 1, 40), np.linspace(2, 0.5, 40), 1e-2, Path("lr_find.png"), "run")
+
+
+def predictions():  # two panels and a suptitle
+    y = np.random.default_rng(0).normal(size=(30, 2))
+    return regression.draw_predictions(y, y + 0.1, ["t0", "t1"], "predictions")
+
+
+def graph():
+    exp = prepare(load_config(CONFIGS / "xor.yaml"))
+    return draw_graph(build_graph(trace(exp.model, exp.loss, exp.data.X_train[:4], exp.data.y_train[:4],
+                                        check=False)), "xor")
+
+
+def made(draw, figures):
+    """The figure ``draw`` makes, whether it returns it or hands it to save."""
+    figures.clear()
+    fig = draw()
+    return fig if fig is not None else next(iter(figures.values()))
+
+
+def blocks(image, k=6):
+    """Mean colour of each k x k block of an (H, W, 4) image: what a sub-pixel shift leaves alike."""
+    h, w = image.shape[0] // k * k, image.shape[1] // k * k
+    return image[:h, :w, :3].reshape(h // k, k, w // k, k, 3).mean(axis=(1, 3))
+
+
+@pytest.mark.parametrize("draw", [loss_curves, decision_boundary, confusion, mistakes, lr_sweep, predictions, graph])
+def test_one_pass_gives_the_size_and_picture_of_a_tight_savefig(tmp_path, figures, draw):
+    two_pass = made(draw, figures)
+    two_pass.savefig(tmp_path / "two_pass.png", dpi=png.DPI, bbox_inches="tight")
+    one_pass = made(draw, figures)
+    assert png.movable(one_pass)
+    png.save(one_pass, tmp_path / "one_pass.png")
+    a, b = plt.imread(tmp_path / "two_pass.png"), plt.imread(tmp_path / "one_pass.png")
+    assert a.shape == b.shape
+    # closer to the two-pass picture than that picture is to itself moved down by 3 pixels
+    assert np.abs(blocks(a) - blocks(b)).mean() < 0.5 * np.abs(blocks(a[3:]) - blocks(a[:-3])).mean()
+
+
+def test_a_figure_legend_is_saved_by_savefig(tmp_path, monkeypatch):
+    fig, ax = new_figure((4, 3))
+    ax.plot([1, 2], label="line")
+    fig.legend()
+    assert not png.movable(fig)
+    monkeypatch.setattr(png, "cropped_pixels", lambda fig: pytest.fail("painted by the one-pass path"))
+    png.save(fig, tmp_path / "legend.png")
+    assert plt.imread(tmp_path / "legend.png").shape[1] > 4 * png.DPI * 0.8
+
+
+def test_an_artist_past_the_room_falls_back_to_savefig_with_the_whole_picture(tmp_path):
+    fig, ax = new_figure((4, 3))
+    ax.plot([0, 1])
+    ax.text(2 + png.ROOM, 0.5, "far right", transform=ax.transAxes)  # about 4 + 3 figure widths away
+    assert png.cropped_pixels(fig) is None
+    assert tuple(fig.get_size_inches()) == pytest.approx((4, 3))  # the room is taken away again
+    png.save(fig, tmp_path / "far.png")
+    width = plt.imread(tmp_path / "far.png").shape[1]
+    assert width > (2 + png.ROOM) * 0.775 * 4 * png.DPI  # the text is in the picture
+
+
+@pytest.mark.parametrize("x, text", [
+    (1e-3, "10\u207b\u00b3"), (2e-3, "2\u00d710\u207b\u00b3"), (1.0, "10\u2070"), (10.0, "10\u00b9"),
+    (0.5, "5\u00d710\u207b\u00b9"), (3e12, "3\u00d710\u00b9\u00b2"), (1e-300, "10\u207b\u00b3\u2070\u2070"),
+])
+def test_power_of_ten_in_plain_text(x, text):
+    assert power_of_ten(x) == text
+
+
+def mathtext_to_plain(label):
+    """matplotlib's '$\\mathdefault{2\\times10^{-3}}$' as '2x10^-3' in superscript characters."""
+    label = label.replace("$\\mathdefault{", "").replace("}$", "").replace("\\times", "\u00d7")
+    return re.sub(r"\^\{(-?\d+)\}", lambda m: m.group(1).translate(str.maketrans(
+        "-0123456789", "\u207b\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079")), label)
+
+
+@pytest.mark.parametrize("low, high", [(2e-4, 0.7), (0.03, 0.5), (0.2, 0.9), (1e-9, 1e3)])
+def test_log_labels_are_matplotlibs_own_in_plain_text(low, high):
+    fig, ax = new_figure((6, 4))
+    ax.plot([0, 1], [low, high])
+    ax.set_yscale("log")
+    fig.canvas.draw()
+    ours = {"major": PlainLogFormatter(), "minor": PlainLogFormatter(labelOnlyBase=False)}
+    theirs = {"major": LogFormatterSciNotation(), "minor": LogFormatterSciNotation(labelOnlyBase=False)}
+    labels = {}
+    for kind in ("major", "minor"):
+        ticks = [t for t in getattr(ax.yaxis, f"get_{kind}_locator")()() if low <= t <= high]
+        for f in (ours[kind], theirs[kind]):
+            f.set_axis(ax.yaxis)
+            f.set_locs(ticks)
+        labels[kind] = [ours[kind](t) for t in ticks]
+        assert labels[kind] == [mathtext_to_plain(theirs[kind](t)) for t in ticks]
+    assert any(labels["major"] + labels["minor"])
+    plt.close(fig)
+
+
+def test_loss_curves_over_decades_use_the_plain_labels(figures):
+    loss_curves()
+    ax = figures["loss.png"].axes[0]
+    assert ax.get_yscale() == "log" and isinstance(ax.yaxis.get_major_formatter(), PlainLogFormatter)
+    assert isinstance(ax.yaxis.get_minor_formatter(), PlainLogFormatter)
