@@ -65,4 +65,6 @@ def main(model_path, dataset, split, config_path, data_dir, out):
 
 
 if __name__ == "__main__":
-    main()
+    from .process import run_as_program
+
+    run_as_program(main)

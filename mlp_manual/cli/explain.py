@@ -115,4 +115,6 @@ def format_rows(picked) -> str:
 
 
 if __name__ == "__main__":
-    main()
+    from .process import run_as_program
+
+    run_as_program(main)

@@ -43,4 +43,6 @@ def main(model_path, output):
 
 
 if __name__ == "__main__":
-    main()
+    from .process import run_as_program
+
+    run_as_program(main)

@@ -61,4 +61,6 @@ def main(run_dirs, out, metric):
 
 
 if __name__ == "__main__":
-    main()
+    from .process import run_as_program
+
+    run_as_program(main)

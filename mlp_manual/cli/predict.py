@@ -70,4 +70,6 @@ def show_progress(size: int) -> bool:
 
 
 if __name__ == "__main__":
-    main()
+    from .process import run_as_program
+
+    run_as_program(main)

@@ -150,4 +150,6 @@ def run_find_lr(cfg, out, overwrite, echo):
 
 
 if __name__ == "__main__":
-    main()
+    from .process import run_as_program
+
+    run_as_program(main)
