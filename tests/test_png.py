@@ -66,20 +66,37 @@ def made(draw, figures):
 
 
 def blocks(image, k=6):
-    """Mean colour of each k x k block of an (H, W, 4) image: what a sub-pixel shift leaves alike."""
+    """Mean colour of each k x k block of an (H, W, C) image: what a sub-pixel shift leaves alike."""
     h, w = image.shape[0] // k * k, image.shape[1] // k * k
     return image[:h, :w, :3].reshape(h // k, k, w // k, k, 3).mean(axis=(1, 3))
 
 
+def ink_box(image):
+    """(top, bottom, left, right) margins of an (H, W, C) image's ink: pixels unlike its corner."""
+    ink = np.any(image[..., :3] != image[0, 0, :3], axis=2)
+    rows, columns = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    return rows[0], image.shape[0] - 1 - rows[-1], columns[0], image.shape[1] - 1 - columns[-1]
+
+
+def inked(image):
+    top, bottom, left, right = ink_box(image)
+    return image[top:image.shape[0] - bottom, left:image.shape[1] - right, :3]
+
+
 @pytest.mark.parametrize("draw", [loss_curves, decision_boundary, confusion, mistakes, lr_sweep, predictions, graph])
-def test_one_pass_gives_the_size_and_picture_of_a_tight_savefig(tmp_path, figures, draw):
+def test_one_pass_gives_the_picture_of_a_tight_savefig_with_its_margin_on_the_ink(tmp_path, figures, draw):
     two_pass = made(draw, figures)
     two_pass.savefig(tmp_path / "two_pass.png", dpi=png.DPI, bbox_inches="tight")
     one_pass = made(draw, figures)
     assert png.movable(one_pass)
     png.save(one_pass, tmp_path / "one_pass.png")
     a, b = plt.imread(tmp_path / "two_pass.png"), plt.imread(tmp_path / "one_pass.png")
-    assert a.shape == b.shape
+    assert b.shape[2] == 3  # opaque: written as RGB
+    assert ink_box(b) == (11, 11, 11, 11)  # PAD of 0.1 inch at 110 dpi on every side
+    a, b = inked(a), inked(b)
+    assert abs(a.shape[0] - b.shape[0]) <= 1 and abs(a.shape[1] - b.shape[1]) <= 1
+    rows, columns = min(a.shape[0], b.shape[0]), min(a.shape[1], b.shape[1])
+    a, b = a[:rows, :columns], b[:rows, :columns]
     # closer to the two-pass picture than that picture is to itself moved down by 3 pixels
     assert np.abs(blocks(a) - blocks(b)).mean() < 0.5 * np.abs(blocks(a[3:]) - blocks(a[:-3])).mean()
 
@@ -94,15 +111,22 @@ def test_a_figure_legend_is_saved_by_savefig(tmp_path, monkeypatch):
     assert plt.imread(tmp_path / "legend.png").shape[1] > 4 * png.DPI * 0.8
 
 
-def test_an_artist_past_the_room_falls_back_to_savefig_with_the_whole_picture(tmp_path):
+def test_a_drawing_past_the_room_falls_back_to_savefig_with_the_whole_picture(tmp_path):
     fig, ax = new_figure((4, 3))
     ax.plot([0, 1])
-    ax.text(2 + png.ROOM, 0.5, "far right", transform=ax.transAxes)  # about 4 + 3 figure widths away
+    ax.text(1.2, 0.5, "far " * 60, transform=ax.transAxes)  # from beside the axes to past the room
     assert png.cropped_pixels(fig) is None
     assert tuple(fig.get_size_inches()) == pytest.approx((4, 3))  # the room is taken away again
     png.save(fig, tmp_path / "far.png")
-    width = plt.imread(tmp_path / "far.png").shape[1]
-    assert width > (2 + png.ROOM) * 0.775 * 4 * png.DPI  # the text is in the picture
+    assert plt.imread(tmp_path / "far.png").shape[1] > (4 + 2 * png.ROOM) * png.DPI  # the text is in the picture
+
+
+def test_an_empty_figure_falls_back_to_savefig(tmp_path):
+    fig = new_figure((2, 2))[0]
+    fig.axes[0].set_axis_off()
+    assert png.cropped_pixels(fig) is None
+    png.save(fig, tmp_path / "empty.png")
+    assert plt.imread(tmp_path / "empty.png").shape[2] == 4  # as savefig writes it
 
 
 @pytest.mark.parametrize("x, text", [

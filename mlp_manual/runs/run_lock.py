@@ -9,7 +9,7 @@ folder is not claimed.
 
 import os
 import re
-import socket
+import platform
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,7 +36,7 @@ def claim_run_dir(folder: str | os.PathLike) -> Iterator[Path]:
     fd = _lock(path)
     try:
         os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode())
+        os.write(fd, f"pid {os.getpid()} on {platform.node()}\n".encode())
         yield folder
     finally:
         path.unlink(missing_ok=True)  # before the lock goes: a newcomer then locks a new file
