@@ -16,9 +16,14 @@ installs a package (an editable checkout compiles on first import, unless
 PYTHONDONTWRITEBYTECODE is set: then every run would compile mlp_manual's sources again, about
 35 ms that no installed copy spends).
 
-Runs and floors alternate within each round (who goes first alternates by round); the ratio
-run / floor is taken within a round and reported as the median (lowest-highest). The target is
-1.3x. Writes benchmarks/results_small_runs.json.
+A second floor, "floor, frozen exit", is the same script ending as mlp-train's commands do
+(mlp_manual/cli/process.py): the garbage collector is frozen at exit, so Python's final pass
+over every object is skipped. The ratio against it shows what the run costs beyond the floor
+once that exit saving is taken out.
+
+Runs and floors alternate within each round (the order rotates by round); each ratio run / floor
+is taken within a round and reported as the median (lowest-highest). The target is 1.3x against
+the plain floor. Writes benchmarks/results_small_runs.json.
 """
 
 import argparse
@@ -35,6 +40,8 @@ from time_to_accuracy import BLAS_VARS, ROOT, import_bench_train, time_process
 
 HERE = Path(__file__).resolve().parent
 CONFIGS = ("xor", "moons")
+FROZEN = "floor, frozen exit"
+KINDS = ("mlp-train", "floor", FROZEN)
 TARGET = 1.3
 
 
@@ -43,12 +50,17 @@ def parse_args():
     p.add_argument("--rounds", type=int, default=5, help="rounds (default 5)")
     p.add_argument("--threads", type=int, default=2, help="BLAS threads of every process (default 2)")
     p.add_argument("--out", default=str(HERE / "results_small_runs.json"), help="the JSON results file")
-    p.add_argument("--floor-child", nargs=3, metavar=("CONFIG", "OUT", "PNGS"), help=argparse.SUPPRESS)
+    p.add_argument("--floor-child", nargs=4, metavar=("CONFIG", "OUT", "PNGS", "EXIT"), help=argparse.SUPPRESS)
     return p.parse_args()
 
 
-def floor_child(config, out, pngs):
-    """Import what mlp-train imports, read the config, write each PNG name:WxH at that size."""
+def floor_child(config, out, pngs, exit_kind):
+    """Import what mlp-train imports, read the config, write each PNG name:WxH at that size;
+    with ``exit_kind`` "frozen", freeze the garbage collector at exit as mlp-train does."""
+    if exit_kind == "frozen":
+        import atexit
+        import gc
+        atexit.register(gc.freeze)
     import click  # noqa: F401  (imported because mlp-train imports it)
     import matplotlib
     matplotlib.use("Agg")
@@ -78,11 +90,11 @@ def run_once(name, threads):
         return seconds, png_sizes(f"{tmp}/run")
 
 
-def floor_once(name, sizes, threads):
+def floor_once(name, sizes, threads, exit_kind):
     pngs = ",".join(f"{png}:{w}x{h}" for png, (w, h) in sizes.items())
     with tempfile.TemporaryDirectory() as tmp:
         seconds = time_process([sys.executable, __file__, "--floor-child", str(ROOT / "configs" / f"{name}.yaml"),
-                                 tmp, pngs], threads)
+                                 tmp, pngs, exit_kind], threads)
         if png_sizes(tmp) != sizes:
             raise SystemExit(f"the floor of {name} wrote {png_sizes(tmp)}, the run {sizes}")
         return seconds
@@ -99,14 +111,15 @@ def main():
     for folder in (ROOT / "mlp_manual", HERE):
         compileall.compile_dir(folder, quiet=1)
     load_before = os.getloadavg()
-    times = {f"{kind} {name}": [] for name in CONFIGS for kind in ("mlp-train", "floor")}
+    times = {f"{kind} {name}": [] for name in CONFIGS for kind in KINDS}
     times["python -c pass"] = []
     sizes = {name: run_once(name, args.threads)[1] for name in CONFIGS}  # untimed: the files a floor writes
     for r in range(args.rounds):
         for name in CONFIGS:
-            for kind in ("mlp-train", "floor") if r % 2 == 0 else ("floor", "mlp-train"):
-                times[f"{kind} {name}"].append(run_once(name, args.threads)[0] if kind == "mlp-train"
-                                               else floor_once(name, sizes[name], args.threads))
+            for kind in KINDS[r % 3:] + KINDS[:r % 3]:
+                times[f"{kind} {name}"].append(
+                    run_once(name, args.threads)[0] if kind == "mlp-train"
+                    else floor_once(name, sizes[name], args.threads, "frozen" if kind == FROZEN else "plain"))
         times["python -c pass"].append(time_process([sys.executable, "-c", "pass"], args.threads))
         print(f"round {r + 1}/{args.rounds}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()), flush=True)
     report(args, bt, times, sizes, load_before)
@@ -114,12 +127,14 @@ def main():
 
 def report(args, bt, times, sizes, load_before):
     ratios = {name: bt.paired_ratio(times, f"mlp-train {name}", f"floor {name}") for name in CONFIGS}
+    frozen = {name: bt.paired_ratio(times, f"mlp-train {name}", f"{FROZEN} {name}") for name in CONFIGS}
     rows = []
     for key, values in times.items():
-        name = key.split()[-1]
-        ratio = "{:.2f} ({:.2f}-{:.2f})".format(*ratios[name]) if key.startswith("mlp-train") else "-"
-        met = ("yes" if ratios[name][0] <= TARGET else "NO") if key.startswith("mlp-train") else "-"
-        rows.append((key, f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})", ratio, met))
+        name, run = key.split()[-1], key.startswith("mlp-train")
+        rows.append((key, f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})",
+                     "{:.2f} ({:.2f}-{:.2f})".format(*ratios[name]) if run else "-",
+                     "{:.2f} ({:.2f}-{:.2f})".format(*frozen[name]) if run else "-",
+                     ("yes" if ratios[name][0] <= TARGET else "NO") if run else "-"))
     lines = ["### Small-run latency: `mlp-train` on xor and moons against a floor", "",
              *bt.machine_lines(args.threads),
              f"- load average before: {' '.join(f'{v:.1f}' for v in load_before)}",
@@ -127,12 +142,13 @@ def report(args, bt, times, sizes, load_before):
              "- PNG files written by each run and its floor: "
              + "; ".join(f"{name}: " + ", ".join(f"{p} {w}x{h}" for p, (w, h) in s.items()) for name, s in sizes.items()),
              ""]
-    lines += bt.table(["process", "seconds", "run / floor", f"within {TARGET}x"], rows)
+    lines += bt.table(["process", "seconds", "run / floor", "run / floor with frozen exit", f"within {TARGET}x"], rows)
     print("\n".join(lines))
     Path(args.out).write_text(json.dumps({
         "threads": args.threads, "rounds": args.rounds, "load_before": load_before, "load_after": os.getloadavg(),
         "machine": bt.machine_lines(args.threads), "seconds": times, "png_sizes": sizes,
         "ratios": {name: dict(zip(("median", "lowest", "highest"), r)) for name, r in ratios.items()},
+        "ratios_frozen_exit_floor": {name: dict(zip(("median", "lowest", "highest"), r)) for name, r in frozen.items()},
         "target": TARGET}, indent=1) + "\n")
     print(f"- results written to {args.out}")
 
