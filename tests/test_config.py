@@ -44,6 +44,8 @@ def test_set_parses_yaml_scalars_and_lists():
     ({"optimizer": {"lr": "fast"}}, "x.yaml: optimizer.lr must be a number, got 'fast'"),
     ({"training": {"batch_size": 0}}, "x.yaml: training.batch_size must be > 0, got 0"),
     ({"training": {"epochs": 2.5}}, "x.yaml: training.epochs must be an integer, got 2.5"),
+    ({"training": {"epochs": 0}}, "x.yaml: training.epochs must be between 1 and 1000000, got 0"),
+    ({"training": {"epochs": 10**12}}, "x.yaml: training.epochs must be between 1 and 1000000, got 1000000000000"),
     ({"optimizer": {"name": "adma"}}, "x.yaml: optimizer.name must be one of sgd, rmsprop, adam, adamw; "
                                       "got 'adma' (did you mean 'adam'?)"),
     ({"loss": "cross_entropy"}, "x.yaml: loss must be one of softmax_cross_entropy, bce_with_logits, mse; got "),

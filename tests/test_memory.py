@@ -27,6 +27,10 @@ def limit(monkeypatch):
                            {"type": "linear"}]}},
      ("x.yaml: model.layers[2].units 3000 needs about 144 MB for its weights (the whole run about 187 MB), more than "
      "the 100 MB a run may use (a test limit)")),
+    ({"model": {"layers": [{"type": "linear", "units": 100}, {"type": "residual", "layers": [
+        {"type": "linear", "units": 40000}, "relu", {"type": "linear"}]}, {"type": "linear"}]}},  # inside a block
+     ("x.yaml: model.layers[1].layers[0].units 40000 needs about 289 MB for the activations and gradients of a "
+     "batch (the whole run about 418 MB), more than the 100 MB a run may use (a test limit)")),
     ({"data": {"name": "blobs", "n_samples": 200_000}, "training": {"batch_size": 200_000}},
      ("x.yaml: training.batch_size 200000 needs about 86.4 MB for the activations and gradients of a batch (the "
      "whole run about 115 MB), more than the 100 MB a run may use (a test limit)")),

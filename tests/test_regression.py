@@ -3,7 +3,6 @@ predictions.png and fit.png (checked through their matplotlib objects), and --ov
 
 import math
 
-import matplotlib
 import numpy as np
 from conftest import invoke_cli
 
@@ -43,7 +42,6 @@ def test_the_predictions_figure_has_one_panel_per_target_with_the_identity_line(
     assert axes[0].lines[0].get_xdata().tolist() == axes[0].lines[0].get_ydata().tolist() == [0.0, 2.5]
     assert axes[1].lines[0].get_xdata().tolist() == [10.0, 30.0]  # the infinite prediction is left out
     assert axes[0].collections[0].get_offsets().tolist() == [[0.0, 0.5], [1.0, 1.0], [2.0, 2.5]]
-    matplotlib.pyplot.close(fig)
 
 
 def test_the_fit_figure_shows_the_data_and_the_curve():
@@ -55,7 +53,6 @@ def test_the_fit_figure_shows_the_data_and_the_curve():
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["data", "model"]
     assert ax.lines[0].get_xdata().tolist() == grid.tolist() and ax.lines[0].get_ydata().tolist() == curve[:, 0].tolist()
     assert ax.collections[0].get_offsets().tolist() == [[0.0, 0.1], [1.0, 0.9], [2.0, 2.2]]
-    matplotlib.pyplot.close(fig)
 
 
 def test_a_regression_run_folder_has_its_plots_and_mlp_eval_reports_its_metrics(tmp_path):
@@ -88,6 +85,7 @@ def test_a_csv_regression_names_its_target_and_has_no_fit_plot_for_two_features(
     assert (tmp_path / "run" / "predictions.png").is_file() and not (tmp_path / "run" / "fit.png").exists()
     ev = evaluate_saved_model(tmp_path / "run" / "model.npz")
     assert ev.split == "test" and ev.target_names == ["price"] and len(ev.result.y_true) == 12
+    assert ev.dataset == "d.csv"  # the file, not "csv"
 
 
 def test_overfit_batch_judges_a_regression_fit_against_the_targets_variance():

@@ -54,18 +54,22 @@ def readable_bytes(n: int) -> str:
     return f"about {n / 1000 ** power:.3g} {('kB', 'MB', 'GB', 'TB', 'PB', 'EB')[power - 1]}"
 
 
-def _layer_widths(specs, n_features: int, n_outputs: int) -> list[tuple[str, int, int]]:
+def _layer_widths(specs, n_features: int, n_outputs: int, where: str = "model.layers") -> list[tuple[str, int, int]]:
     """(where, input width, output width) of every layer that sets a width (``units``), the last
-    such layer without one getting ``n_outputs``; top-level layers only."""
+    such layer without one getting ``n_outputs``; the layers nested in a block (a residual's)
+    included, which start from the block's width and give it back."""
     setting = [i for i, s in enumerate(specs) if LAYERS[s["type"]].widths.options]
     widths, width = [], n_features
-    for i in setting:
-        spec = specs[i]
-        key = next(iter(LAYERS[spec["type"]].widths.options))
-        out = spec.get(key, n_outputs if i == setting[-1] else width)
-        widths.append((f"model.layers[{i}].{key} {short_repr(out)}" if key in spec else f"model.layers[{i}]",
-                       width, out))
-        width = out
+    for i, spec in enumerate(specs):
+        layer_type = LAYERS[spec["type"]]
+        for key, option in layer_type.options.items():
+            if option.kind.holds_layers and key in spec:
+                widths += _layer_widths(spec[key], width, width, f"{where}[{i}].{key}")
+        if i in setting:
+            key = next(iter(layer_type.widths.options))
+            out = spec.get(key, n_outputs if i == setting[-1] else width)
+            widths.append((f"{where}[{i}].{key} {short_repr(out)}" if key in spec else f"{where}[{i}]", width, out))
+            width = out
     return widths
 
 

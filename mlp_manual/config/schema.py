@@ -91,9 +91,12 @@ class EarlyStoppingConfig:
     restore_best: bool = True
 
 
+MAX_EPOCHS = 1_000_000  # 100 s of the smallest run (xor); a typo such as 1e12 would run for ever
+
+
 @dataclass(frozen=True)
 class TrainingConfig:
-    epochs: int = _opt(100, **positive)
+    epochs: int = _opt(100, check=lambda v: 1 <= v <= MAX_EPOCHS, must=f"be between 1 and {MAX_EPOCHS}")
     batch_size: int = _opt(32, **positive)
     shuffle: bool = True
     early_stopping: EarlyStoppingConfig = EarlyStoppingConfig()
