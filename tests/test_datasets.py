@@ -59,6 +59,20 @@ def test_the_fitted_preprocessing_is_recorded_and_reapplies_to_raw_rows_exactly(
     assert Preprocessing.fit("scale", raw).to_json() == {"kind": "scale", "shift": 0.0, "scale": raw.max()}
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shift, scale", [(0.0, 255.0), (3.0, 250.0), (0.0, 16.0)])
+def test_scaling_bytes_through_a_table_gives_the_numbers_of_the_formula(dtype, shift, scale):
+    """Every byte value, scaled as images are, equals (x - shift) / scale computed in float64
+    and then cast, bit for bit."""
+    X = np.arange(256, dtype=np.uint8).reshape(16, 16)
+    p = Preprocessing("scale", shift, scale)
+    expected = ((X.astype(np.float64) - shift) / scale).astype(dtype)
+    got = p.apply(X, dtype)
+    assert got.dtype == dtype and got.shape == X.shape
+    assert np.array_equal(got.view(f"u{got.itemsize}"), expected.view(f"u{got.itemsize}"))
+    assert np.array_equal(p.apply(X), (X.astype(np.float64) - shift) / scale)  # float64 without a dtype
+
+
 @pytest.mark.parametrize("spec, message", [
     ({"kind": "minmax"}, "kind must be one of none, scale, standardize"),
     ({"kind": "none", "shift": 1}, "none has keys ['kind', 'shift']"),

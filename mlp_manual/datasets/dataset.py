@@ -122,11 +122,18 @@ class Preprocessing:
         std = X.std(axis=0)  # (D,)
         return cls(kind, X.mean(axis=0), np.where(std > 0, std, 1.0))
 
-    def apply(self, X: np.ndarray | None) -> np.ndarray | None:
-        """(N, D) raw inputs -> (N, D) model inputs (float64 unless the kind is "none")."""
+    def apply(self, X: np.ndarray | None, dtype=None) -> np.ndarray | None:
+        """(N, D) raw inputs -> (N, D) model inputs: float64, or ``dtype`` when given, unless the
+        kind is "none". Bytes (uint8 images) under "scale" are looked up in a table of the 256
+        values, computed as for any input, then cast: the same numbers, without the (N, D)
+        float64 temporaries."""
         if X is None or self.kind == "none":
             return X
-        return (X - self.shift) / self.scale
+        if X.dtype == np.uint8 and self.kind == "scale":
+            table = (np.arange(256) - self.shift) / self.scale  # (256,) float64
+            return table.astype(np.float64 if dtype is None else dtype)[X]
+        out = (X - self.shift) / self.scale
+        return out if dtype is None else out.astype(dtype)
 
     def to_json(self) -> dict:
         """``{"kind": "none"}``, ``{"kind": "scale", "shift": x, "scale": y}`` or
@@ -167,9 +174,10 @@ def _finite_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def preprocess(ds: Dataset, how: str) -> Dataset:
+def preprocess(ds: Dataset, how: str, dtype=None) -> Dataset:
     """Fit ``how`` (a ``PREPROCESS_KINDS`` name) on the training split only, apply it to every
-    split, and record the fitted statistics in ``ds.preprocessing``."""
+    split (giving ``dtype`` arrays when given), and record the fitted statistics in
+    ``ds.preprocessing``."""
     p = Preprocessing.fit(how, ds.X_train)
-    return replace(ds, X_train=p.apply(ds.X_train), X_val=p.apply(ds.X_val), X_test=p.apply(ds.X_test),
-                   preprocessing=p)
+    return replace(ds, X_train=p.apply(ds.X_train, dtype), X_val=p.apply(ds.X_val, dtype),
+                   X_test=p.apply(ds.X_test, dtype), preprocessing=p)

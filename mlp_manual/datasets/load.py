@@ -116,6 +116,6 @@ def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32) ->
         if X is not None and len(X) == 0:
             raise DataError(f"{ds.source or cfg.name}: too few rows for the requested splits: the {part} split "
                             "is empty; lower data.val_fraction / data.test_fraction or add rows")
-    ds = preprocess(ds, cfg.preprocess)
+    ds = preprocess(ds, cfg.preprocess, dtype)
     cast = (lambda A: None if A is None else np.ascontiguousarray(A, dtype=dtype))
     return replace(ds, X_train=cast(ds.X_train), X_val=cast(ds.X_val), X_test=cast(ds.X_test))
