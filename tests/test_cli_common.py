@@ -1,6 +1,7 @@
 """What every command shares: --version, and the options that behave alike in every command."""
 
 import importlib
+import os
 import re
 import subprocess
 import sys
@@ -89,3 +90,43 @@ def test_a_positional_config_works_like_the_option(module):
     assert positional.output == invoke_cli(main, "--config", "configs/xor.yaml").output
     twice = invoke_cli(main, "configs/xor.yaml", "--config", "configs/moons.yaml")
     assert twice.exit_code == 2 and "the config is given twice" in twice.output
+
+
+def test_ctrl_c_while_a_console_script_loads_its_command_exits_130(monkeypatch, capsys):
+    from mlp_manual.cli import process
+
+    def interrupted(name):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(process.importlib, "import_module", interrupted)
+    with pytest.raises(SystemExit) as e:
+        process.mlp_eval()
+    assert e.value.code == 130 and capsys.readouterr().err == "Interrupted.\n"
+
+
+BAD_INPUT_FILES = Path(__file__).parent / "bad_inputs" / "files"
+
+
+@pytest.mark.parametrize("command, args, written", [
+    ("evaluate", ["--model", "run/model.npz", "--split", "train"], "run/confusion_train.png"),
+    ("predict", ["--model", "run/model.npz", "--input", "rows.csv"], None),
+    ("gradcheck", ["--config", "run/config.yaml"], None),
+    ("explain", ["--config", "run/config.yaml", "--graph", "graph.png"], "graph.png"),
+    ("export", ["--model", "run/model.npz"], "run/model.onnx"),
+])
+def test_a_command_whose_reader_has_gone_finishes_its_work_and_exits_0(tmp_path, command, args, written):
+    """Standard output is a pipe already closed at its other end (``| head -1`` after the first
+    line): no error, no traceback, and every file still written."""
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "model.npz").write_bytes((BAD_INPUT_FILES / "xor-model.npz").read_bytes())
+    (tmp_path / "run" / "config.yaml").write_text((BAD_INPUT_FILES / "xor.yaml").read_text())
+    (tmp_path / "rows.csv").write_text("0,1\n1,1\n" * 1000)
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        result = subprocess.run([sys.executable, "-m", f"mlp_manual.cli.{command}", *args], cwd=tmp_path,
+                                stdout=write, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert result.returncode == 0 and "Traceback" not in result.stderr and "Error" not in result.stderr
+    assert written is None or (tmp_path / written).is_file()

@@ -18,8 +18,10 @@ def test_list_shows_every_dataset(clean_env):
 
 
 def test_list_with_data_dir(clean_env):
-    result = CliRunner().invoke(main, ["list", "--data-dir", str(clean_env / "elsewhere")])
-    assert f"looked in {clean_env / 'elsewhere' / 'mnist'}" in result.output
+    result = CliRunner().invoke(main, ["list", "--data-dir", str(clean_env / "my data")])
+    assert f"looked in {clean_env / 'my data' / 'mnist'}" in result.output
+    # the command it suggests fetches into that folder
+    assert f"`mlp-data fetch mnist --data-dir '{clean_env / 'my data'}'`" in result.output
 
 
 def test_fetch_downloads_into_the_data_dir(clean_env, monkeypatch):

@@ -90,7 +90,7 @@ def test_evaluate_saved_model_matches_the_trainers_evaluation_of_the_same_model(
 
 def test_evaluate_saved_model_refuses_what_it_cannot_evaluate(tmp_path):
     saved_run(tmp_path / "run")
-    with pytest.raises(DataError, match="^xor has no val split with this config$"):
+    with pytest.raises(DataError, match=r"^xor has no val split with this config \(data.val_fraction is 0\); its splits: train$"):
         evaluate_saved_model(tmp_path / "run" / "model.npz", "val")
     with pytest.raises(ConfigError, match="other.yaml: no run config beside the model; pass --config$"):
         evaluate_saved_model(tmp_path / "run" / "model.npz", config_path=tmp_path / "other.yaml")

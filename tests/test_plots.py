@@ -155,8 +155,11 @@ def test_accuracy_zooms_past_the_first_climb_and_says_so(tmp_path, figures):
 def test_accuracy_at_100_percent_shows_five_points_below_it_not_above(tmp_path, figures):
     curves.plot_run_curves({"epoch": list(range(1, 31)), "train_loss": [1.0] * 30,
                             "train_acc": [0.5] * 3 + [1.0] * 27}, tmp_path, "xor")
-    lo, hi = figures["accuracy.png"].axes[0].get_ylim()
+    ax = figures["accuracy.png"].axes[0]
+    lo, hi = ax.get_ylim()
     assert hi == 1.01 and lo == pytest.approx(0.96)
+    ticks = [t for t in ax.get_yticks() if lo <= t <= hi]
+    assert max(ticks) == pytest.approx(1.0) and len(ticks) >= 4  # labelled up to 100%, not past it
 
 
 def test_decision_boundary_has_a_legend_of_the_classes(tmp_path, figures):
@@ -200,6 +203,15 @@ def test_mlp_plot_compares_into_the_first_run_folder_titled_with_the_dataset(tmp
     assert len({line.get_color() for line in ax.lines}) == 2
     fig.canvas.draw()
     assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1
+
+
+def test_mlp_plot_of_one_run_with_a_metric_draws_that_metric(tmp_path, figures):
+    run = finished_run(tmp_path / "a", 0.1)
+    result = invoke_cli(plot_main, str(run), "--metric", "train_loss")
+    assert result.exit_code == 0 and result.output == f"wrote {run / 'compare_train_loss.png'}: 1 run, a\n"
+    assert axes_of(figures["compare_train_loss.png"])[1] == "train_loss"
+    result = invoke_cli(plot_main, str(run), "--metric", "bogus")
+    assert result.exit_code == 1 and result.output.startswith(f"Error: {run}: metrics.csv has no bogus column")
 
 
 def test_mlp_plot_redraws_a_run_with_its_best_epoch_from_summary_json(tmp_path, figures):

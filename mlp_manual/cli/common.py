@@ -3,6 +3,7 @@
 import functools
 import os
 import sys
+from pathlib import Path
 
 import click
 
@@ -30,18 +31,44 @@ def user_errors(fn):
 
 def say(message: str, err: bool = False) -> None:
     """``click.echo`` that outlives its reader: once standard output (or error) is a closed pipe,
-    as in ``mlp-train ... | head -3``, the stream is pointed at the null device, so that this
-    and later output (Python's own flush at exit included) is dropped and the command goes on."""
+    as in ``mlp-train ... | head -3``, the rest of the output is dropped (``drop_output``) and
+    the command goes on, so that every file it writes is still written."""
     try:
         click.echo(message, err=err)
     except BrokenPipeError:
-        stream = sys.stderr if err else sys.stdout
-        try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, stream.fileno())
-            os.close(null)
-        except (OSError, ValueError):  # a stream without a descriptor: each write fails on its own
-            pass
+        drop_output(err)
+
+
+def drop_output(err: bool = False) -> None:
+    """Point standard output (or error), a pipe whose reader has gone, at the null device: later
+    writes, Python's own flush at exit included, are dropped without an error."""
+    stream = sys.stderr if err else sys.stdout
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+    except (OSError, ValueError):  # a stream without a descriptor: each write fails on its own
+        pass
+
+
+def output_file(path, option: str, suffix: str | None = None) -> Path:
+    """``path``, checked before the command does any work as a file it can write: a file name
+    (not a folder) in an existing, writable folder, ending in ``suffix`` when one is given.
+    Otherwise a usage error on ``option``."""
+    p = Path(path)
+    problem = None
+    if suffix and p.suffix.lower() != suffix:
+        problem = f"{path} must end in {suffix} (the file is written as {suffix[1:].upper()})"
+    elif p.is_dir():
+        problem = f"{path} is a folder; name a file in it"
+    elif not p.resolve().parent.is_dir():
+        what = "is not a folder" if p.resolve().parent.exists() else "does not exist"
+        problem = f"folder {p.parent} {what}"
+    elif not os.access(p.resolve().parent, os.W_OK):
+        problem = f"folder {p.parent} is not writable"
+    if problem:
+        raise click.BadParameter(problem, param_hint=f"'{option}'")
+    return p
 
 
 def warnings_on_stderr(fn):

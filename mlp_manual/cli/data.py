@@ -1,12 +1,14 @@
 """``mlp-data``: see which datasets are available and download MNIST and Fashion-MNIST."""
 
+import shlex
+
 import click
 
 from ..datasets import datadir
 from ..datasets import fetch as fetching
 from ..datasets.real import DIGITS_FILE, MNIST1D_FILE
 from ..errors import DataError
-from .common import user_errors, version_option
+from .common import say, user_errors, version_option
 
 DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False), default=None,
                         help="Data directory (default: $MLP_MANUAL_DATA, ./data, then the user cache).")
@@ -37,10 +39,11 @@ def list_datasets(data_dir):
             rows.append((name, "present", str(next(iter(files.values())).parent)))
         except DataError:
             looked = ", ".join(str(folder / name) for folder, _ in datadir.candidate_dirs(data_dir))
-            rows.append((name, "missing", f"get it with `mlp-data fetch {name}`; looked in {looked}"))
+            fetch = f"mlp-data fetch {name}" + (f" --data-dir {shlex.quote(data_dir)}" if data_dir else "")
+            rows.append((name, "missing", f"get it with `{fetch}`; looked in {looked}"))
     width = max(len(name) for name, _, _ in rows)
     for name, status, where in rows:
-        click.echo(f"{name:<{width}}  {status:<7}  {where}")
+        say(f"{name:<{width}}  {status:<7}  {where}")
 
 
 def _progress_bar(label, total):
@@ -62,8 +65,8 @@ def fetch_dataset(name, data_dir, timeout):
     $MLP_MANUAL_DATA if set, else the user cache folder.
     """
     folder = fetching.fetch(name, data_dir, timeout=timeout, progress=_progress_bar,
-                            log=lambda message: click.echo(message, err=True))
-    click.echo(f"{name} is ready in {folder}")
+                            log=lambda message: say(message, err=True))
+    say(f"{name} is ready in {folder}")
 
 
 if __name__ == "__main__":

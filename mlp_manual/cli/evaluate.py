@@ -9,7 +9,7 @@ import click
 from ..readable import readable
 from ..runs.evaluate import evaluate_saved_model
 from ..training.evaluation import class_table, regression_table
-from .common import import_option, user_errors, version_option
+from .common import import_option, say, user_errors, version_option
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -48,20 +48,20 @@ def main(model_path, dataset, split, config_path, data_dir, out):
     stem = "confusion" if ev.classification else "predictions"
     path = folder / (f"{stem}.png" if split == "test" else f"{stem}_{split}.png")  # keep the run's test plot
     if ev.classification:
-        click.echo(f"{ev.dataset} {split}: {n} samples, loss {readable(r.loss)}, "
+        say(f"{ev.dataset} {split}: {n} samples, loss {readable(r.loss)}, "
                    f"accuracy {readable(r.accuracy)} ({int(r.confusion.trace())}/{n})")
-        click.echo(class_table(r.confusion, ev.class_names))
+        say(class_table(r.confusion, ev.class_names))
         from ..plots.classes import plot_confusion
 
         plot_confusion(r.confusion, ev.class_names, path, f"{ev.dataset} {split}: accuracy {100 * r.accuracy:.2f}%")
     else:
-        click.echo(f"{ev.dataset} {split}: {n} samples, loss {readable(r.loss)}")
-        click.echo(regression_table(r, ev.target_names))
+        say(f"{ev.dataset} {split}: {n} samples, loss {readable(r.loss)}")
+        say(regression_table(r, ev.target_names))
         from ..plots.regression import plot_predictions
 
         plot_predictions(r.y_true, r.y_pred, ev.target_names, path,
                          f"{ev.dataset} {split}: R² {r.metrics()['r2']['all']:.4f}")
-    click.echo(f"wrote {path}")
+    say(f"wrote {path}")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ from .common import (
     config_argument,
     import_option,
     max_elements_option,
+    output_file,
+    say,
     user_errors,
     version_option,
 )
@@ -30,8 +32,8 @@ from .common import (
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Which rows are drawn, and which entries of a large tensor are checked.")
 @max_elements_option(MAX_ELEMENTS)
-@click.option("--graph", "graph_path", type=click.Path(dir_okay=False),
-              help="Also draw the pass as a computation graph into this PNG.")
+@click.option("--graph", "graph_path", metavar="PNG",
+              help="Also draw the pass as a computation graph into this .png file.")
 @click.option("--scalar", is_flag=True,
               help="Redo the pass one scalar at a time, printing every chain-rule step (tiny models only).")
 @user_errors
@@ -61,6 +63,8 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
     config_path = Path(config_path) if config_path else Path(model_path).with_name("config.yaml")
     if not config_path.is_file():
         raise click.UsageError(f"{config_path}: no run config beside the model; pass --config")
+    if graph_path:
+        graph_path = output_file(graph_path, "--graph", ".png")
     cfg = load_config(config_path, list(overrides))
     exp = prepare(cfg)
     model = exp.model
@@ -76,18 +80,18 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
     weights = f"trained weights from {model_path}" if model_path else f"initial weights (seed {cfg.seed})"
     header = (f"{cfg.name}: training rows {format_rows(picked)} of {len(X)} ({cfg.data.name}), {weights}, "
               f"loss {cfg.loss}")
-    click.echo(format_trace(result, header))
+    say(format_trace(result, header))
     if scalar:
         from ..explain.scalar import format_scalar_pass
 
-        click.echo("")
-        click.echo(format_scalar_pass(result))
+        say("")
+        say(format_scalar_pass(result))
     if graph_path:
         from ..explain.graph import build_graph
         from ..plots.graph import plot_graph
 
         plot_graph(build_graph(result), graph_path, f"{cfg.name}: forward (solid) and backward (dashed)")
-        click.echo(f"wrote {graph_path}")
+        say(f"wrote {graph_path}")
 
 
 def load_weights(model, path, config_path) -> None:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from .common import import_option, user_errors, version_option
+from .common import import_option, output_file, say, user_errors, version_option
 
 
 def describe(value_info) -> str:
@@ -35,10 +35,10 @@ def main(model_path, output):
         from ..export.onnx import export_file
     except ImportError as e:
         raise click.ClickException(str(e)) from None
-    output = Path(output) if output else Path(model_path).with_suffix(".onnx")
+    output = output_file(output or Path(model_path).with_suffix(".onnx"), "--output")
     proto = export_file(model_path, output)
     graph = proto.graph
-    click.echo(f"wrote {output}: opset {proto.opset_import[0].version}, input {describe(graph.input[0])} float32, "
+    say(f"wrote {output}: opset {proto.opset_import[0].version}, input {describe(graph.input[0])} float32, "
                f"outputs {', '.join(describe(o) for o in graph.output)}")
 
 

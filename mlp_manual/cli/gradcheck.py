@@ -19,6 +19,7 @@ from .common import (
     config_argument,
     import_option,
     max_elements_option,
+    say,
     user_errors,
     version_option,
 )
@@ -96,11 +97,11 @@ def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_el
     else:
         suite = check_builtins(**settings)
     if as_json:
-        click.echo(json.dumps(suite.to_dict(), indent=2))
+        say(json.dumps(suite.to_dict(), indent=2))
     elif quiet:
-        click.echo(format_reports(suite.reports, only_failures=True))
+        say(format_reports(suite.reports, only_failures=True))
     else:
-        click.echo(str(suite))
+        say(str(suite))
     if not suite.passed:
         click.get_current_context().exit(1)
 
@@ -119,9 +120,9 @@ def report_precision(config_path, overrides, layer_spec, input_shape, seed, as_j
     else:
         reports = precision.check_precision_builtins(seed)
     if as_json:
-        click.echo(json.dumps(precision.precision_dict(reports), indent=2))
+        say(json.dumps(precision.precision_dict(reports), indent=2))
     else:
-        click.echo(precision.format_precision(reports, only_failures=quiet))
+        say(precision.format_precision(reports, only_failures=quiet))
     if not all(r.passed for r in reports):
         click.get_current_context().exit(1)
 

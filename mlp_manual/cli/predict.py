@@ -9,7 +9,7 @@ import click
 from ..files import atomic_text_file
 from ..runs.model_file import read_model
 from ..runs.predictor import NO_PREPROCESSING, Predictor, predict_file
-from .common import import_option, user_errors, version_option
+from .common import drop_output, import_option, output_file, say, user_errors, version_option
 
 PROGRESS_BYTES = 1 << 20  # inputs larger than this get a progress bar on a terminal
 
@@ -44,11 +44,11 @@ def main(model_path, input_path, output, proba, delimiter):
     """
     if len(delimiter) != 1:
         raise click.BadParameter(f"{delimiter!r} is not a single character", param_hint="'--delimiter'")
-    if output and not Path(output).resolve().parent.is_dir():
-        raise click.BadParameter(f"folder {Path(output).parent} does not exist", param_hint="'--output'")
+    if output:
+        output = output_file(output, "--output")
     model, info = read_model(model_path)
     if info.preprocessing is None:
-        click.echo(f"note: {model_path}: {NO_PREPROCESSING}", err=True)
+        say(f"note: {model_path}: {NO_PREPROCESSING}", err=True)
     predictor = Predictor(model, info)
     if proba and predictor.classes is None:
         raise click.UsageError(f"--proba needs a classification model; {model_path} predicts values")
@@ -59,9 +59,13 @@ def main(model_path, input_path, output, proba, delimiter):
         if show_progress(size):
             bar = stack.enter_context(click.progressbar(length=size, label="predicting", file=sys.stderr))
             on_progress = (lambda done: bar.update(done - bar.pos))
-        rows = predict_file(predictor, input_path, out, proba, delimiter, on_progress=on_progress)
+        try:
+            rows = predict_file(predictor, input_path, out, proba, delimiter, on_progress=on_progress)
+        except BrokenPipeError:  # standard output's reader has gone (| head): nobody wants the rest
+            drop_output()
+            return
     if output:
-        click.echo(f"wrote {rows} predictions to {output}", err=True)
+        say(f"wrote {rows} predictions to {output}", err=True)
 
 
 def show_progress(size: int) -> bool:

@@ -8,11 +8,17 @@ them, to find reference cycles; a short run such as the XOR example spent about 
 operating system takes the memory back, so the process freezes the collector (``gc.freeze``)
 in an exit handler and skips that pass. Nothing changes for a command called in-process, as
 the tests call it through click's CliRunner.
+
+Ctrl-C while a console script is still loading its command's modules (numpy, the package)
+prints ``Interrupted.`` and exits with 130, as Ctrl-C before a run starts does.
 """
 
 import atexit
 import gc
 import importlib
+import sys
+
+INTERRUPTED_EXIT = 130  # as mlp-train's Ctrl-C
 
 
 def run_as_program(command) -> None:
@@ -23,7 +29,12 @@ def run_as_program(command) -> None:
 
 def _program(module: str):
     def program() -> None:
-        run_as_program(importlib.import_module(program.module).main)
+        try:
+            command = importlib.import_module(program.module).main
+        except KeyboardInterrupt:  # Ctrl-C while the command's modules load: nothing has started
+            sys.stderr.write("Interrupted.\n")
+            sys.exit(INTERRUPTED_EXIT)
+        run_as_program(command)
     program.module = f"{__package__}.{module}"  # whose click command ``main`` it runs
     program.__doc__ = f"The console script of {program.module}."
     return program

@@ -18,9 +18,10 @@ from .common import (
     version_option,
     warnings_on_stderr,
 )
+from .process import INTERRUPTED_EXIT
 from .progress import StepBar, clear_progress
 
-DIVERGED_EXIT, INTERRUPTED_EXIT = 3, 130
+DIVERGED_EXIT = 3
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

@@ -88,6 +88,15 @@ def log_axis(ax, which: str) -> None:
     axis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
 
 
+class AtMostOneLocator(MaxNLocator):
+    """matplotlib's automatic ticks (``AutoLocator`` is this ``MaxNLocator``) without those above
+    1: an accuracy axis may leave room above 100%, but labels no accuracy there."""
+
+    def tick_values(self, vmin, vmax):
+        ticks = super().tick_values(vmin, vmax)
+        return ticks[ticks <= 1 + 1e-9]
+
+
 def _finite(values) -> list[float]:
     return [v for v in values if v is not None and np.isfinite(v)]
 
@@ -106,6 +115,8 @@ def zoom_accuracy(ax, series) -> None:
     top = min(hi + margin, 1.01)
     bottom = max(min(lo - margin, top - 0.05), -0.01)  # at 100% the window moves down, not above 1
     ax.set_ylim(bottom, top)
+    if top > 1:  # room above 100%, but no tick there
+        ax.yaxis.set_major_locator(AtMostOneLocator(nbins="auto", steps=[1, 2, 2.5, 5, 10]))
     lowest = min(_finite(v for values in series for v in values[:skip]), default=bottom)
     if lowest < bottom:
         ax.text(0.99, 0.02, f"zoomed past epochs 1-{skip} (lowest {lowest:.3f})", transform=ax.transAxes,

@@ -54,7 +54,9 @@ def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, d
     d = exp.data
     X, y = getattr(d, f"X_{split}"), getattr(d, f"y_{split}")  # (N, D), targets as the loss wants them
     if X is None:
-        raise DataError(f"{dataset_label(cfg.data)} has no {split} split with this config")
+        held = [part for part in ("train", "val", "test") if getattr(d, f"X_{part}") is not None]
+        raise DataError(f"{dataset_label(cfg.data)} has no {split} split with this config "
+                        f"(data.{split}_fraction is 0); its splits: {', '.join(held)}")
     check_saved_model(model, str(model_path), exp)
     model = model.astype(X.dtype)
     if not exp.loss.classification:
