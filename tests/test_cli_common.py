@@ -8,6 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import click
 import pytest
 from conftest import invoke_cli
 
@@ -117,6 +118,8 @@ BAD_INPUT_FILES = Path(__file__).parent / "bad_inputs" / "files"
 def test_a_command_whose_reader_has_gone_finishes_its_work_and_exits_0(tmp_path, command, args, written):
     """Standard output is a pipe already closed at its other end (``| head -1`` after the first
     line): no error, no traceback, and every file still written."""
+    if command == "export":
+        pytest.importorskip("onnx")
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "model.npz").write_bytes((BAD_INPUT_FILES / "xor-model.npz").read_bytes())
     (tmp_path / "run" / "config.yaml").write_text((BAD_INPUT_FILES / "xor.yaml").read_text())
@@ -130,3 +133,22 @@ def test_a_command_whose_reader_has_gone_finishes_its_work_and_exits_0(tmp_path,
         os.close(write)
     assert result.returncode == 0 and "Traceback" not in result.stderr and "Error" not in result.stderr
     assert written is None or (tmp_path / written).is_file()
+
+
+def test_ctrl_c_in_any_command_ends_in_one_line_and_130(monkeypatch):
+    from mlp_manual.cli import evaluate
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(evaluate, "evaluate_saved_model", interrupted)
+    result = invoke_cli(evaluate.main, "--model", str(BAD_INPUT_FILES / "xor-model.npz"))
+    assert (result.exit_code, result.output) == (130, "Interrupted.\n")
+
+
+def test_an_output_file_in_a_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path, monkeypatch):
+    from mlp_manual.cli.common import output_file
+
+    monkeypatch.setattr(os, "access", lambda path, mode: False)  # as a user without write permission
+    with pytest.raises(click.BadParameter, match="^folder .* is not writable$"):
+        output_file(tmp_path / "graph.png", "--graph", ".png")

@@ -247,3 +247,12 @@ def test_a_long_title_is_cut_before_the_figure_is_written(tmp_path):
     png.save(fig, tmp_path / "loss.png")
     assert ax.get_title() == "n" * 97 + "..." and fig.texts[0].get_text() == "short"
     assert plt.imread(tmp_path / "loss.png").shape[1] < 1200  # about 2700 pixels wide uncut
+
+
+def test_a_csv_run_is_titled_with_its_file_as_mlp_eval_names_it(tmp_path):
+    from mlp_manual.runs.compare import run_datasets
+
+    for name, data in (("a", "{name: csv, path: /data/iris.csv}"), ("b", "{name: moons}")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.yaml").write_text(f"data: {data}\n")
+    assert run_datasets([tmp_path / "a", tmp_path / "b"]) == "iris.csv, moons"

@@ -43,14 +43,14 @@ def mistakes_figure(tmp_path, figures, n_wrong, n=60, shape=(28, 28)):
 def test_mistakes_are_framed_titled_and_counted(tmp_path, figures):
     fig = mistakes_figure(tmp_path, figures, n_wrong=50)
     shown = [ax for ax in fig.axes if ax.images]
-    assert len(shown) == 36 and fig.get_suptitle() == "mnist: misclassified test images: 36 of 50 (true -> predicted)"
+    assert len(shown) == 36 and fig._suptitle.get_text() == "mnist: misclassified test images: 36 of 50 (true -> predicted)"
     assert shown[0].get_title() == "0 -> 1"
     for ax in shown:
         assert ax.axison and all(s.get_visible() for s in ax.spines.values())  # a frame around each image
         assert list(ax.get_xticks()) == [] and list(ax.get_yticks()) == []
     assert not any(ax.axison for ax in fig.axes if not ax.images)
     fig = mistakes_figure(tmp_path, figures, n_wrong=4)
-    assert fig.get_suptitle().endswith(": all 4 (true -> predicted)")
+    assert fig._suptitle.get_text().endswith(": all 4 (true -> predicted)")
 
 
 def test_the_grid_starts_right_under_the_title(tmp_path, figures):

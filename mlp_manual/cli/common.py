@@ -1,5 +1,6 @@
 """What every command shares: turning the library's errors and warnings into one-line messages."""
 
+import errno
 import functools
 import os
 import sys
@@ -11,6 +12,7 @@ from .. import __version__
 from ..errors import MLPManualError
 from ..layers.user_modules import imported_layers
 from ..runs.run_warnings import collect_warnings
+from .process import INTERRUPTED_EXIT
 from .progress import clear_progress
 
 version_option = click.version_option(__version__, "--version", message="mlp-manual %(version)s",
@@ -19,13 +21,17 @@ version_option = click.version_option(__version__, "--version", message="mlp-man
 
 def user_errors(fn):
     """Wrap a click callback so that a mistake in the user's input (an MLPManualError) ends in
-    ``Error: <message>`` and exit code 1, never a traceback."""
+    ``Error: <message>`` and exit code 1, never a traceback; and Ctrl-C in ``Interrupted.`` and
+    exit code 130 (mlp-train says more when a run was under way)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except MLPManualError as e:
             raise click.ClickException(str(e)) from None
+        except KeyboardInterrupt:
+            say("Interrupted.", err=True)
+            sys.exit(INTERRUPTED_EXIT)
     return wrapper
 
 
@@ -35,7 +41,9 @@ def say(message: str, err: bool = False) -> None:
     the command goes on, so that every file it writes is still written."""
     try:
         click.echo(message, err=err)
-    except BrokenPipeError:
+    except OSError as e:  # BrokenPipeError; on Windows a closed pipe gives EINVAL
+        if not isinstance(e, BrokenPipeError) and e.errno != errno.EINVAL:
+            raise
         drop_output(err)
 
 

@@ -1,6 +1,8 @@
 """``mlp-data``: see which datasets are available and download MNIST and Fashion-MNIST."""
 
+import os
 import shlex
+import subprocess
 
 import click
 
@@ -9,6 +11,12 @@ from ..datasets import fetch as fetching
 from ..datasets.real import DIGITS_FILE, MNIST1D_FILE
 from ..errors import DataError
 from .common import say, user_errors, version_option
+
+
+def quote(word: str) -> str:
+    """``word`` as one argument of a command line in this system's shell."""
+    return shlex.quote(word) if os.name == "posix" else subprocess.list2cmdline([word])
+
 
 DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False), default=None,
                         help="Data directory (default: $MLP_MANUAL_DATA, ./data, then the user cache).")
@@ -39,7 +47,7 @@ def list_datasets(data_dir):
             rows.append((name, "present", str(next(iter(files.values())).parent)))
         except DataError:
             looked = ", ".join(str(folder / name) for folder, _ in datadir.candidate_dirs(data_dir))
-            fetch = f"mlp-data fetch {name}" + (f" --data-dir {shlex.quote(data_dir)}" if data_dir else "")
+            fetch = f"mlp-data fetch {name}" + (f" --data-dir {quote(data_dir)}" if data_dir else "")
             rows.append((name, "missing", f"get it with `{fetch}`; looked in {looked}"))
     width = max(len(name) for name, _, _ in rows)
     for name, status, where in rows:

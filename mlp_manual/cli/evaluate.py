@@ -49,7 +49,7 @@ def main(model_path, dataset, split, config_path, data_dir, out):
     path = folder / (f"{stem}.png" if split == "test" else f"{stem}_{split}.png")  # keep the run's test plot
     if ev.classification:
         say(f"{ev.dataset} {split}: {n} samples, loss {readable(r.loss)}, "
-                   f"accuracy {readable(r.accuracy)} ({int(r.confusion.trace())}/{n})")
+            f"accuracy {readable(r.accuracy)} ({int(r.confusion.trace())}/{n})")
         say(class_table(r.confusion, ev.class_names))
         from ..plots.classes import plot_confusion
 

@@ -31,15 +31,15 @@ def main(model_path, output):
       mlp-export --model runs/digits/model.npz --output digits.onnx
       mlp-export --model runs/sine/model.npz
     """
+    output = output_file(output or Path(model_path).with_suffix(".onnx"), "--output")
     try:
         from ..export.onnx import export_file
     except ImportError as e:
         raise click.ClickException(str(e)) from None
-    output = output_file(output or Path(model_path).with_suffix(".onnx"), "--output")
     proto = export_file(model_path, output)
     graph = proto.graph
     say(f"wrote {output}: opset {proto.opset_import[0].version}, input {describe(graph.input[0])} float32, "
-               f"outputs {', '.join(describe(o) for o in graph.output)}")
+        f"outputs {', '.join(describe(o) for o in graph.output)}")
 
 
 if __name__ == "__main__":

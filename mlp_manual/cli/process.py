@@ -6,7 +6,9 @@ runs its garbage collector over every object the process still holds, matplotlib
 them, to find reference cycles; a short run such as the XOR example spent about 0.1 s of its
 0.8 s there. By then every file the command writes has been written and closed, and the
 operating system takes the memory back, so the process freezes the collector (``gc.freeze``)
-in an exit handler and skips that pass. Nothing changes for a command called in-process, as
+in an exit handler and skips that pass. What that pass would have done besides freeing memory
+is run the ``__del__`` of objects caught in reference cycles; Python promises no finalizer at
+exit anyway, and a layer of the user's (``--import``) should not count on one. Nothing changes for a command called in-process, as
 the tests call it through click's CliRunner.
 
 Ctrl-C while a console script is still loading its command's modules (numpy, the package)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..datasets.load import LOADERS, Generated
 from ..errors import ConfigError, short_repr
-from ..layers.registry import LAYERS
+from ..layers.registry import LAYERS, nested_specs, output_layer
 from ..optimizers import make_optimizer
 
 FALLBACK_LIMIT = 4 << 30
@@ -55,19 +55,18 @@ def readable_bytes(n: int) -> str:
 
 
 def _layer_widths(specs, n_features: int, n_outputs: int, where: str = "model.layers") -> list[tuple[str, int, int]]:
-    """(where, input width, output width) of every layer that sets a width (``units``), the last
-    such layer without one getting ``n_outputs``; the layers nested in a block (a residual's)
-    included, which start from the block's width and give it back."""
-    setting = [i for i, s in enumerate(specs) if LAYERS[s["type"]].widths.options]
+    """(where, input width, output width) of every layer that sets a width (``units``), the
+    model's output layer (``output_layer``) without one getting ``n_outputs``; the layers nested
+    in a block (a residual's) included, from the block's width back to it."""
+    last = output_layer(specs)
     widths, width = [], n_features
     for i, spec in enumerate(specs):
-        layer_type = LAYERS[spec["type"]]
-        for key, option in layer_type.options.items():
-            if option.kind.holds_layers and key in spec:
-                widths += _layer_widths(spec[key], width, width, f"{where}[{i}].{key}")
-        if i in setting:
-            key = next(iter(layer_type.widths.options))
-            out = spec.get(key, n_outputs if i == setting[-1] else width)
+        for key, inner in nested_specs(spec):
+            widths += _layer_widths(inner, width, width, f"{where}[{i}].{key}")
+        options = LAYERS[spec["type"]].widths.options
+        if options:
+            key = next(iter(options))
+            out = spec.get(key, n_outputs if i == last else width)
             widths.append((f"{where}[{i}].{key} {short_repr(out)}" if key in spec else f"{where}[{i}]", width, out))
             width = out
     return widths

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -91,6 +92,12 @@ LOADERS: dict[str, Callable[[DataConfig, np.random.Generator], Dataset]] = {
     "mnist": real.mnist,
     "fashion_mnist": real.fashion_mnist,
 }
+
+
+def dataset_label(name: str, path: str | None) -> str:
+    """How messages and titles name a config's dataset (``data.name``, ``data.path``): its name,
+    or for a csv dataset the file's name (``iris.csv``)."""
+    return Path(str(path)).name if name == "csv" and path else name
 
 
 def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32) -> Dataset:

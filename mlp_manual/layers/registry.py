@@ -169,13 +169,21 @@ def input_width(layer) -> int | None:
     return next((w for w in map(input_width, layer.sublayers()) if w is not None), None)
 
 
+def nested_specs(spec: dict) -> Iterator[tuple[str, list[dict]]]:
+    """(option, specs) of each list of layers nested in the checked ``spec`` (a residual block's
+    ``layers``). Such layers are built from the block's input width and must give it back
+    (``LayerType.build``)."""
+    for k, option in _TYPES[spec["type"]].options.items():
+        if option.kind.holds_layers and k in spec:
+            yield k, spec[k]
+
+
 def all_specs(specs: list[dict]) -> Iterator[dict]:
     """Every checked spec of ``specs`` and, after each, those nested in it, depth first."""
     for spec in specs:
         yield spec
-        for k, option in _TYPES[spec["type"]].options.items():
-            if option.kind.holds_layers and k in spec:
-                yield from all_specs(spec[k])
+        for _, inner in nested_specs(spec):
+            yield from all_specs(inner)
 
 
 def output_layer(specs: list[dict]) -> int | None:

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from ..config.bounded_yaml import read_yaml
+from ..datasets.load import dataset_label
 from ..errors import ConfigError
 
 
@@ -48,9 +49,10 @@ def run_labels(run_dirs: list[Path]) -> list[str]:
 
 
 def run_datasets(run_dirs: list[Path]) -> str:
-    """The datasets the runs trained on (``data.name``), in order, each once: ``moons``,
-    ``digits, mnist``; ``unknown data`` when no config says."""
-    names = dict.fromkeys(str(c["data.name"]) for c in _configs(run_dirs) if "data.name" in c)
+    """The datasets the runs trained on (``dataset_label``), in order, each once: ``moons``,
+    ``digits, iris.csv``; ``unknown data`` when no config says."""
+    names = dict.fromkeys(dataset_label(str(c["data.name"]), c.get("data.path"))
+                          for c in _configs(run_dirs) if "data.name" in c)
     return ", ".join(names) or "unknown data"
 
 

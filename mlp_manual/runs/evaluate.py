@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..config import load_config
 from ..datasets.dataset import target_labels
+from ..datasets.load import dataset_label
 from ..errors import ConfigError, DataError
 from ..model import Model
 from ..training.evaluation import (
@@ -25,7 +26,7 @@ from .model_file import load_model
 
 @dataclass(frozen=True)
 class SplitEvaluation:
-    dataset: str  # the config's data.name; for csv, the file's name (dataset_label)
+    dataset: str  # dataset_label: the config's data.name; for csv, the file's name
     split: str  # "train", "val" or "test"
     class_names: list[str] | None  # (C,); None for regression
     result: Evaluation | RegressionEvaluation
@@ -55,22 +56,17 @@ def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, d
     X, y = getattr(d, f"X_{split}"), getattr(d, f"y_{split}")  # (N, D), targets as the loss wants them
     if X is None:
         held = [part for part in ("train", "val", "test") if getattr(d, f"X_{part}") is not None]
-        raise DataError(f"{dataset_label(cfg.data)} has no {split} split with this config "
+        raise DataError(f"{dataset_label(cfg.data.name, cfg.data.path)} has no {split} split with this config "
                         f"(data.{split}_fraction is 0); its splits: {', '.join(held)}")
     check_saved_model(model, str(model_path), exp)
     model = model.astype(X.dtype)
     if not exp.loss.classification:
-        return SplitEvaluation(dataset_label(cfg.data), split, None, evaluate_regression(model, exp.loss, X, y),
+        return SplitEvaluation(dataset_label(cfg.data.name, cfg.data.path), split, None, evaluate_regression(model, exp.loss, X, y),
                                target_labels(d.target_names, d.target_width))
     result = evaluate_classes(model, exp.loss, X, y, d.n_classes)
     names = list(d.class_names_or_numbers)
-    return SplitEvaluation(dataset_label(cfg.data), split, names, result)
+    return SplitEvaluation(dataset_label(cfg.data.name, cfg.data.path), split, names, result)
 
-
-def dataset_label(data) -> str:
-    """How mlp-eval names the dataset of a config's ``data`` section: its name, or for a csv
-    dataset the file's name (``iris.csv``)."""
-    return Path(data.path).name if data.name == "csv" and data.path else data.name
 
 
 def check_saved_model(model: Model, name: str, exp: Experiment) -> None:
