@@ -84,7 +84,7 @@ def test_refuses_a_non_empty_out_folder_unless_overwrite(tmp_path):
     (["--config", "configs/xor.yaml", "--set", "optimizer.lr=0"],
      "Error: configs/xor.yaml with --set optimizer.lr=0: optimizer.lr must be > 0, got 0.0"),
     (["--config", "configs/xor.yaml", "--set", "training.batch_size=64"],
-     "Error: training.batch_size 64 is larger than the 4 training samples"),
+     "Error: training.batch_size 64 is larger than the 4 training samples of xor"),
     (["--config", "configs/xor.yaml", "--set", "loss=bce_with_logits", "--set", "model.layers.2.units=2"],
      "Error: bce_with_logits needs exactly 1 output unit, the model has 2"),
     (["--config", "configs/sine.yaml", "--set", "loss=softmax_cross_entropy"],

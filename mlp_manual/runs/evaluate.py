@@ -72,7 +72,7 @@ def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, d
 def check_saved_model(model: Model, name: str, exp: Experiment) -> None:
     """Raise DataError unless the saved ``model`` (called ``name`` in messages) takes the
     experiment's features and has the output units its data and loss need."""
-    d, data = exp.data, exp.cfg.data.name
+    d, data = exp.data, dataset_label(exp.cfg.data.name, exp.cfg.data.path)
     if model.input_width() not in (None, d.n_features):
         raise DataError(f"{name} takes {model.input_width()} features, {data} has {d.n_features}")
     exp.loss.check_fit(data, d.n_classes, d.target_width, model.output_width(d.n_features), model=name)

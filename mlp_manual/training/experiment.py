@@ -12,6 +12,7 @@ import numpy as np
 from ..config import Config
 from ..config.memory import check_memory
 from ..datasets import Dataset, load_dataset
+from ..datasets.load import dataset_label
 from ..errors import ConfigError
 from ..layers.registry import LAYERS, all_specs
 from ..losses import LOSSES, LossSpec
@@ -39,10 +40,11 @@ def prepare(cfg: Config) -> Experiment:
     data_rng, init_rng, train_rng = run_generators(cfg.seed)
     data = load_dataset(cfg.data, data_rng, dtype)
     loss = LOSSES[cfg.loss]
-    loss.check_fit(cfg.data.name, data.n_classes, data.target_width, task_key=data.task_key)
+    label = dataset_label(cfg.data.name, cfg.data.path)
+    loss.check_fit(label, data.n_classes, data.target_width, task_key=data.task_key)
     if cfg.training.batch_size > len(data.X_train):
         raise ConfigError(f"training.batch_size {cfg.training.batch_size} is larger than the "
-                          f"{len(data.X_train)} training samples")
+                          f"{len(data.X_train)} training samples of {label}")
     rows = cfg.training.batch_size // cfg.optimizer.accumulate  # the smallest micro-batch
     for spec in all_specs(cfg.model.layers):
         if rows < (need := LAYERS[spec["type"]].cls.min_train_rows):
@@ -53,7 +55,7 @@ def prepare(cfg: Config) -> Experiment:
     check_memory(cfg, None, data.n_features, out_width, len(data.X_train))
     model = build_model(list(cfg.model.layers), data.n_features, out_width,
                         init_rng, dtype, cfg.model.init)
-    loss.check_fit(cfg.data.name, data.n_classes, data.target_width, model.output_width(data.n_features))
+    loss.check_fit(label, data.n_classes, data.target_width, model.output_width(data.n_features))
     targets = {f"y_{p}": None if getattr(data, f"y_{p}") is None else loss.targets(getattr(data, f"y_{p}"), dtype)
                for p in ("train", "val", "test")}
     return Experiment(cfg, replace(data, **targets), model, loss, train_rng)
