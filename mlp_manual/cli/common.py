@@ -12,7 +12,7 @@ from .. import __version__
 from ..errors import MLPManualError
 from ..layers.user_modules import imported_layers
 from ..runs.run_warnings import collect_warnings
-from .process import INTERRUPTED_EXIT
+from .process import interrupted
 from .progress import clear_progress
 
 version_option = click.version_option(__version__, "--version", message="mlp-manual %(version)s",
@@ -30,8 +30,8 @@ def user_errors(fn):
         except MLPManualError as e:
             raise click.ClickException(str(e)) from None
         except KeyboardInterrupt:
-            say("Interrupted.", err=True)
-            sys.exit(INTERRUPTED_EXIT)
+            clear_progress()
+            interrupted()
     return wrapper
 
 
@@ -64,15 +64,15 @@ def output_file(path, option: str, suffix: str | None = None) -> Path:
     (not a folder) in an existing, writable folder, ending in ``suffix`` when one is given.
     Otherwise a usage error on ``option``."""
     p = Path(path)
+    folder = p.resolve().parent
     problem = None
     if suffix and p.suffix.lower() != suffix:
         problem = f"{path} must end in {suffix} (the file is written as {suffix[1:].upper()})"
     elif p.is_dir():
         problem = f"{path} is a folder; name a file in it"
-    elif not p.resolve().parent.is_dir():
-        what = "is not a folder" if p.resolve().parent.exists() else "does not exist"
-        problem = f"folder {p.parent} {what}"
-    elif not os.access(p.resolve().parent, os.W_OK):
+    elif not folder.is_dir():
+        problem = f"folder {p.parent} {'is not a folder' if folder.exists() else 'does not exist'}"
+    elif not os.access(folder, os.W_OK):
         problem = f"folder {p.parent} is not writable"
     if problem:
         raise click.BadParameter(problem, param_hint=f"'{option}'")

@@ -34,9 +34,11 @@ def main(run_dirs, out, metric):
     dirs = [Path(d) for d in run_dirs]
     if out is not None:
         out = output_file(out, "-o", ".png")
-    twice = next((d for i, d in enumerate(dirs) if d.resolve() in {e.resolve() for e in dirs[:i]}), None)
-    if twice is not None:
-        raise click.UsageError(f"{twice} is given twice; give each run once")
+    seen = set()
+    for d in dirs:
+        if d.resolve() in seen:
+            raise click.UsageError(f"{d} is given twice; give each run once")
+        seen.add(d.resolve())
     metrics = [read_metrics(d) for d in dirs]
     if len(dirs) == 1 and out is None and metric is None:
         from ..plots.curves import plot_run_curves

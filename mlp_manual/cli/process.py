@@ -8,8 +8,8 @@ them, to find reference cycles; a short run such as the XOR example spent about 
 operating system takes the memory back, so the process freezes the collector (``gc.freeze``)
 in an exit handler and skips that pass. What that pass would have done besides freeing memory
 is run the ``__del__`` of objects caught in reference cycles; Python promises no finalizer at
-exit anyway, and a layer of the user's (``--import``) should not count on one. Nothing changes for a command called in-process, as
-the tests call it through click's CliRunner.
+exit anyway, and a layer of the user's (``--import``) should not count on one. Nothing changes
+for a command called in-process, as the tests call it through click's CliRunner.
 
 Ctrl-C while a console script is still loading its command's modules (numpy, the package)
 prints ``Interrupted.`` and exits with 130, as Ctrl-C before a run starts does.
@@ -20,7 +20,17 @@ import gc
 import importlib
 import sys
 
-INTERRUPTED_EXIT = 130  # as mlp-train's Ctrl-C
+INTERRUPTED_EXIT = 130
+
+
+def interrupted() -> None:
+    """End the process after Ctrl-C outside a run's training steps: one line, exit code 130."""
+    try:
+        sys.stderr.write("Interrupted.\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # standard error closed too: the exit code says it
+        pass
+    sys.exit(INTERRUPTED_EXIT)
 
 
 def run_as_program(command) -> None:
@@ -34,8 +44,7 @@ def _program(module: str):
         try:
             command = importlib.import_module(program.module).main
         except KeyboardInterrupt:  # Ctrl-C while the command's modules load: nothing has started
-            sys.stderr.write("Interrupted.\n")
-            sys.exit(INTERRUPTED_EXIT)
+            interrupted()
         run_as_program(command)
     program.module = f"{__package__}.{module}"  # whose click command ``main`` it runs
     program.__doc__ = f"The console script of {program.module}."

@@ -121,10 +121,6 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
         clear_progress()
         say(interrupted_line(e.run_dir), err=True)
         sys.exit(INTERRUPTED_EXIT)
-    except KeyboardInterrupt:  # before a run folder was claimed, or with --find-lr, --overfit-batch
-        clear_progress()
-        say("Interrupted.", err=True)
-        sys.exit(INTERRUPTED_EXIT)
     if quiet and last:
         say(last[0])
 

@@ -10,6 +10,7 @@ from matplotlib.colors import ListedColormap
 from .png import save
 from .style import TITLE_Y, distinct_colors, epoch_axis, legend_outside, log_axis, new_figure, zoom_accuracy
 
+
 def log_scale(metric: str, values) -> bool:
     """Whether to draw ``metric`` on a log axis: a loss whose finite positive ``values`` span
     more than two decades."""

@@ -52,21 +52,20 @@ def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, d
     cfg = load_config(config_path, overrides)
     exp = prepare(cfg)
     model = load_model(model_path)
-    d = exp.data
+    d, label = exp.data, dataset_label(cfg.data.name, cfg.data.path)
     X, y = getattr(d, f"X_{split}"), getattr(d, f"y_{split}")  # (N, D), targets as the loss wants them
     if X is None:
         held = [part for part in ("train", "val", "test") if getattr(d, f"X_{part}") is not None]
-        raise DataError(f"{dataset_label(cfg.data.name, cfg.data.path)} has no {split} split with this config "
+        raise DataError(f"{label} has no {split} split with this config "
                         f"(data.{split}_fraction is 0); its splits: {', '.join(held)}")
     check_saved_model(model, str(model_path), exp)
     model = model.astype(X.dtype)
     if not exp.loss.classification:
-        return SplitEvaluation(dataset_label(cfg.data.name, cfg.data.path), split, None, evaluate_regression(model, exp.loss, X, y),
+        return SplitEvaluation(label, split, None, evaluate_regression(model, exp.loss, X, y),
                                target_labels(d.target_names, d.target_width))
     result = evaluate_classes(model, exp.loss, X, y, d.n_classes)
     names = list(d.class_names_or_numbers)
-    return SplitEvaluation(dataset_label(cfg.data.name, cfg.data.path), split, names, result)
-
+    return SplitEvaluation(label, split, names, result)
 
 
 def check_saved_model(model: Model, name: str, exp: Experiment) -> None:
