@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from ..readable import readable
-from ..runs.evaluate import evaluate_saved_model
+from ..datasets.load import LOADERS
+from ..runs.evaluate import evaluate_file, evaluate_saved_model
 from ..training.evaluation import class_table, regression_table
 from .common import import_option, say, user_errors, version_option
 
@@ -16,7 +17,9 @@ from .common import import_option, say, user_errors, version_option
 @version_option
 @click.option("--model", "model_path", required=True, type=click.Path(exists=True, dir_okay=False),
               help="A model.npz written by mlp-train.")
-@click.option("--data", "dataset", metavar="NAME", help="Dataset (default: the one in the run's config).")
+@click.option("--data", "dataset", metavar="NAME|FILE",
+              help="Another dataset by name (default: the run's own), or a labelled CSV file to evaluate as a "
+                   "whole, read with the run's column settings.")
 @click.option("--split", type=click.Choice(["test", "val", "train"]), default="test", show_default=True)
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
               help="The run's config (default: config.yaml beside the model).")
@@ -32,36 +35,52 @@ def main(model_path, dataset, split, config_path, data_dir, out):
     model: print the loss and MSE, RMSE, MAE and R² per target (and over all targets), and write
     predictions.png (predicted against true values).
 
-    The data is loaded and preprocessed exactly as in training, from the run's config and seed,
-    so the split is the one the run held out.
+    The split is the one the run held out: it is rebuilt from the run's config and seed, after
+    checking that the data files are the ones the run read (a changed file is refused), and the
+    inputs are preprocessed with the model file's statistics. --data FILE evaluates every row of
+    another labelled file instead.
 
     \b
     Examples:
-      mlp-eval --model runs/mnist/model.npz --data mnist
+      mlp-eval --model runs/mnist/model.npz
       mlp-eval --model runs/digits/model.npz --split val --out reports/
-      mlp-eval --model runs/sine/model.npz --split val
+      mlp-eval --model runs/iris/model.npz --data new_flowers.csv
     """
-    ev = evaluate_saved_model(model_path, split, config_path=config_path, dataset=dataset, data_dir=data_dir)
+    whole_file = dataset is not None and dataset not in LOADERS and (Path(dataset).is_file() or _looks_like_a_file(dataset))
+    if whole_file:
+        if click.get_current_context().get_parameter_source("split").name != "DEFAULT":
+            raise click.UsageError("--split does not apply to --data FILE: the file is evaluated as a whole")
+        ev = evaluate_file(model_path, dataset, config_path=config_path)
+        suffix = f"_{Path(dataset).stem}"
+    else:
+        ev = evaluate_saved_model(model_path, split, config_path=config_path, dataset=dataset, data_dir=data_dir)
+        suffix = "" if split == "test" else f"_{split}"  # keep the run's test plot
     r, n = ev.result, len(ev.result.y_true)
+    where = f"{ev.dataset} ({ev.split})" if whole_file else f"{ev.dataset} {ev.split}"
     folder = Path(out) if out else Path(model_path).parent
     folder.mkdir(parents=True, exist_ok=True)
     stem = "confusion" if ev.classification else "predictions"
-    path = folder / (f"{stem}.png" if split == "test" else f"{stem}_{split}.png")  # keep the run's test plot
+    path = folder / f"{stem}{suffix}.png"
     if ev.classification:
-        say(f"{ev.dataset} {split}: {n} samples, loss {readable(r.loss)}, "
+        say(f"{where}: {n} samples, loss {readable(r.loss)}, "
             f"accuracy {readable(r.accuracy)} ({int(r.confusion.trace())}/{n})")
         say(class_table(r.confusion, ev.class_names))
         from ..plots.classes import plot_confusion
 
-        plot_confusion(r.confusion, ev.class_names, path, f"{ev.dataset} {split}: accuracy {100 * r.accuracy:.2f}%")
+        plot_confusion(r.confusion, ev.class_names, path, f"{where}: accuracy {100 * r.accuracy:.2f}%")
     else:
-        say(f"{ev.dataset} {split}: {n} samples, loss {readable(r.loss)}")
+        say(f"{where}: {n} samples, loss {readable(r.loss)}")
         say(regression_table(r, ev.target_names))
         from ..plots.regression import plot_predictions
 
         plot_predictions(r.y_true, r.y_pred, ev.target_names, path,
-                         f"{ev.dataset} {split}: R² {r.metrics()['r2']['all']:.4f}")
+                         f"{where}: R² {r.metrics()['r2']['all']:.4f}")
     say(f"wrote {path}")
+
+
+def _looks_like_a_file(value: str) -> bool:
+    """A --data value meant as a file (a path or a file name), though no file is there."""
+    return "/" in value or "\\" in value or Path(value).suffix != ""
 
 
 if __name__ == "__main__":

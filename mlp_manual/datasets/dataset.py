@@ -174,10 +174,10 @@ def _finite_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def preprocess(ds: Dataset, how: str, dtype=None) -> Dataset:
-    """Fit ``how`` (a ``PREPROCESS_KINDS`` name) on the training split only, apply it to every
-    split (giving ``dtype`` arrays when given), and record the fitted statistics in
-    ``ds.preprocessing``."""
-    p = Preprocessing.fit(how, ds.X_train)
+def preprocess(ds: Dataset, how: str, dtype=None, fitted: "Preprocessing | None" = None) -> Dataset:
+    """Fit ``how`` (a ``PREPROCESS_KINDS`` name) on the training split only, or take ``fitted``
+    statistics as they are, apply it to every split (giving ``dtype`` arrays when given), and
+    record the statistics in ``ds.preprocessing``."""
+    p = fitted or Preprocessing.fit(how, ds.X_train)
     return replace(ds, X_train=p.apply(ds.X_train, dtype), X_val=p.apply(ds.X_val, dtype),
                    X_test=p.apply(ds.X_test, dtype), preprocessing=p)

@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import DataError, short_repr
 from . import real, synthetic
 from .csvfile import read_csv
-from .dataset import Dataset, check_arrays, preprocess, split
+from .dataset import Dataset, Preprocessing, check_arrays, preprocess, split
 
 if TYPE_CHECKING:
     from ..config import DataConfig
@@ -100,8 +100,10 @@ def dataset_label(name: str, path: str | None) -> str:
     return Path(str(path)).name if name == "csv" and path else name
 
 
-def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32) -> Dataset:
+def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32,
+                 fitted: Preprocessing | None = None) -> Dataset:
     """Load the configured dataset, carve test and validation splits, preprocess and cast X.
+    The preprocessing is fitted on the training split, or is ``fitted`` when given (a saved model's).
 
     A dataset with an official test split keeps it; otherwise ``test_fraction`` of the rows
     become the test set. ``val_fraction`` of the remaining training rows become the
@@ -123,6 +125,6 @@ def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32) ->
         if X is not None and len(X) == 0:
             raise DataError(f"{ds.source or cfg.name}: too few rows for the requested splits: the {part} split "
                             "is empty; lower data.val_fraction / data.test_fraction or add rows")
-    ds = preprocess(ds, cfg.preprocess, dtype)
+    ds = preprocess(ds, cfg.preprocess, dtype, fitted)
     cast = (lambda A: None if A is None else np.ascontiguousarray(A, dtype=dtype))
     return replace(ds, X_train=cast(ds.X_train), X_val=cast(ds.X_val), X_test=cast(ds.X_test))

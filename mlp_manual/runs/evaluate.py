@@ -1,7 +1,10 @@
-"""A saved model evaluated on a split of its run's data. The data is loaded and preprocessed from
-the run's config exactly as in training (same seed, so the held-out split is the same), the
-model is checked against the data and the loss, then its loss and predictions are computed:
-with the confusion matrix for a classifier, with MSE, RMSE, MAE and R² per target for regression.
+"""A saved model evaluated on a split of its run's data, or on a labelled file as a whole.
+
+The run's split is rebuilt from its config (same seed, same fractions) after checking the model
+file's record of what defined it: a data file that changed since training is refused, since its
+"test" rows may now include training rows. Inputs are preprocessed with the model file's own
+statistics, never fitted again. Then the loss and predictions are computed: with the confusion
+matrix for a classifier, with MSE, RMSE, MAE and R² per target for regression.
 
 D = features, C = classes, K = regression targets.
 """
@@ -9,10 +12,15 @@ D = features, C = classes, K = regression targets.
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..config import load_config
-from ..datasets.dataset import target_labels
+from ..datasets.csvfile import read_csv
+from ..datasets.dataset import Dataset, target_labels
 from ..datasets.load import dataset_label
+from ..datasets.split_record import SplitRecord
 from ..errors import ConfigError, DataError
+from ..losses import LOSSES, LossSpec
 from ..model import Model
 from ..training.evaluation import (
     Evaluation,
@@ -20,8 +28,9 @@ from ..training.evaluation import (
     evaluate_classes,
     evaluate_regression,
 )
-from ..training.experiment import Experiment, prepare
-from .model_file import load_model
+from ..training.experiment import run_data
+from .model_file import read_model
+from .model_info import ModelInfo
 
 
 @dataclass(frozen=True)
@@ -41,37 +50,100 @@ def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, d
                          data_dir: str | None = None) -> SplitEvaluation:
     """Evaluate the model file at ``model_path`` on ``split`` of the data its run's config
     describes. ``config_path`` defaults to config.yaml beside the model; ``dataset`` and
-    ``data_dir`` override the config's data.name and data.data_dir."""
+    ``data_dir`` override the config's data.name and data.data_dir. Raises DataError when the
+    run's data files are no longer the ones it split (see ``SplitRecord``)."""
     model_path = Path(model_path)
-    config_path = Path(config_path) if config_path else model_path.with_name("config.yaml")
-    if not config_path.is_file():
-        raise ConfigError(f"{config_path}: no run config beside the model; pass --config")
     overrides = [f"data.name={dataset}"] if dataset else []
     if data_dir:
         overrides.append(f"data.data_dir={data_dir}")
-    cfg = load_config(config_path, overrides)
-    exp = prepare(cfg)
-    model = load_model(model_path)
-    d, label = exp.data, dataset_label(cfg.data.name, cfg.data.path)
+    cfg = load_config(_run_config(model_path, config_path), overrides)
+    model, info = read_model(model_path)
+    label = dataset_label(cfg.data.name, cfg.data.path)
+    d = run_data(cfg, info.preprocessing)  # a missing data file is named here, by its loader
+    if info.split is not None and not dataset:  # another dataset, asked for by name, has its own split
+        difference = info.split.difference(SplitRecord.of(cfg.seed, cfg.data))
+        if difference:
+            raise DataError(f"{model_path}: cannot rebuild the run's {split} split of {label}: {difference}. "
+                            f"To evaluate a file as it is now, as a whole, pass it with --data FILE")
     X, y = getattr(d, f"X_{split}"), getattr(d, f"y_{split}")  # (N, D), targets as the loss wants them
     if X is None:
         held = [part for part in ("train", "val", "test") if getattr(d, f"X_{part}") is not None]
         raise DataError(f"{label} has no {split} split with this config "
                         f"(data.{split}_fraction is 0); its splits: {', '.join(held)}")
-    check_saved_model(model, str(model_path), exp)
-    model = model.astype(X.dtype)
-    if not exp.loss.classification:
-        return SplitEvaluation(label, split, None, evaluate_regression(model, exp.loss, X, y),
+    loss = LOSSES[cfg.loss]
+    check_saved_model(model, str(model_path), d, label, loss)
+    return _evaluate(model.astype(X.dtype), loss, label, split, X, y, d)
+
+
+def evaluate_file(model_path, path, *, config_path=None) -> SplitEvaluation:
+    """Evaluate the model file at ``model_path`` on every row of the labelled CSV ``path``, read
+    with the run config's column settings (data.target, header, delimiter) and preprocessed with
+    the model file's statistics; its class labels must be among the model's."""
+    model_path = Path(model_path)
+    cfg = load_config(_run_config(model_path, config_path))
+    if not Path(path).is_file():
+        raise DataError(f"{path}: no such file")
+    model, info = read_model(model_path)
+    if info.task is None or info.preprocessing is None:
+        raise DataError(f"{model_path}: this model file does not describe its data (it was written before model "
+                        "files did), so a file cannot be evaluated with it; evaluate its run's split instead")
+    table = read_csv(path, cfg.data.target, cfg.data.header, cfg.data.delimiter, info.task, every_class=False)
+    name = Path(path).name
+    if table.X.shape[1] != info.n_features:
+        raise DataError(f"{path}: has {table.X.shape[1]} feature columns, {model_path} takes {info.n_features}")
+    if info.feature_names and table.feature_names and table.feature_names != info.feature_names:
+        raise DataError(f"{path}: its feature columns {', '.join(table.feature_names)} are not the model's "
+                        f"({', '.join(info.feature_names)})")
+    y = _model_classes(table, info, path) if info.task == "classification" else table.y
+    dtype = model.dtype
+    X = info.preprocessing.apply(table.X.astype(np.float64), dtype)  # (N, D)
+    loss = LOSSES[info.loss]
+    n_classes = len(info.classes) if info.classes else None
+    d = Dataset(name, X, y, n_classes=n_classes, class_names=tuple(map(str, info.classes)) if info.classes else None,
+                target_names=info.target_names)
+    return _evaluate(model, loss, name, "whole file", X, loss.targets(y, dtype), d)
+
+
+def _run_config(model_path: Path, config_path) -> Path:
+    config_path = Path(config_path) if config_path else model_path.with_name("config.yaml")
+    if not config_path.is_file():
+        raise ConfigError(f"{config_path}: no run config beside the model; pass --config")
+    return config_path
+
+
+def _model_classes(table, info: ModelInfo, path) -> np.ndarray:
+    """The file's labels (N,) as indices into the model's classes; DataError for one it lacks."""
+    labels = table.class_names if table.class_names is not None else None
+    classes = list(info.classes)
+    if labels is not None:  # text labels, numbered by the file's own sorted order
+        if not all(isinstance(c, str) for c in classes):
+            raise DataError(f"{path}: has text class labels, the model's classes are {_shown(classes)}")
+        missing = sorted(set(labels[i] for i in np.unique(table.y)) - set(classes))
+        if missing:
+            raise DataError(f"{path}: class label {missing[0]!r} is not one of the model's classes ({_shown(classes)})")
+        return np.array([classes.index(labels[i]) for i in table.y], dtype=np.int64)
+    if not all(isinstance(c, int) for c in classes):
+        raise DataError(f"{path}: has integer class labels, the model's classes are {_shown(classes)}")
+    unknown = sorted(set(table.y.tolist()) - set(classes))
+    if unknown:
+        raise DataError(f"{path}: class label {unknown[0]} is not one of the model's classes ({_shown(classes)})")
+    return np.array([classes.index(v) for v in table.y.tolist()], dtype=np.int64)
+
+
+def _shown(classes) -> str:
+    return ", ".join(map(str, classes[:6])) + (", ..." if len(classes) > 6 else "")
+
+
+def _evaluate(model: Model, loss, label: str, split: str, X, y, d: Dataset) -> SplitEvaluation:
+    if not loss.classification:
+        return SplitEvaluation(label, split, None, evaluate_regression(model, loss, X, y),
                                target_labels(d.target_names, d.target_width))
-    result = evaluate_classes(model, exp.loss, X, y, d.n_classes)
-    names = list(d.class_names_or_numbers)
-    return SplitEvaluation(label, split, names, result)
+    return SplitEvaluation(label, split, list(d.class_names_or_numbers), evaluate_classes(model, loss, X, y, d.n_classes))
 
 
-def check_saved_model(model: Model, name: str, exp: Experiment) -> None:
-    """Raise DataError unless the saved ``model`` (called ``name`` in messages) takes the
-    experiment's features and has the output units its data and loss need."""
-    d, data = exp.data, dataset_label(exp.cfg.data.name, exp.cfg.data.path)
+def check_saved_model(model: Model, name: str, d: Dataset, data: str, loss: LossSpec) -> None:
+    """Raise DataError unless the saved ``model`` (called ``name`` in messages) takes the features
+    of ``d`` (called ``data``) and has the output units its data and ``loss`` need."""
     if model.input_width() not in (None, d.n_features):
         raise DataError(f"{name} takes {model.input_width()} features, {data} has {d.n_features}")
-    exp.loss.check_fit(data, d.n_classes, d.target_width, model.output_width(d.n_features), model=name)
+    loss.check_fit(data, d.n_classes, d.target_width, model.output_width(d.n_features), model=name)

@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass
 
 from ..datasets.dataset import Dataset, Preprocessing
+from ..datasets.split_record import SplitRecord
 from ..errors import ModelFileError
 from ..losses import LOSSES
 from ..model import Model
@@ -33,10 +34,12 @@ class ModelInfo:
     target_names: tuple[str, ...] | None = None  # (K,) regression targets, or (1,) the label column
     input_shape: tuple[int, ...] | None = None  # (H, W) of image data; H * W = D
     version: str | None = None  # the mlp-manual version that wrote the file
+    split: SplitRecord | None = None  # what defines the run's splits; None outside a run or in older files
 
     @classmethod
-    def from_dataset(cls, data: Dataset, loss: str) -> "ModelInfo":
-        """The description of a model trained with ``loss`` on ``data`` (preprocessed)."""
+    def from_dataset(cls, data: Dataset, loss: str, split: SplitRecord | None = None) -> "ModelInfo":
+        """The description of a model trained with ``loss`` on ``data`` (preprocessed), whose
+        splits ``split`` defines."""
         from .. import __version__
 
         classes = None
@@ -44,7 +47,7 @@ class ModelInfo:
             classes = tuple(data.class_names) if data.class_names else tuple(range(data.n_classes))
         return cls("classification" if data.classification else "regression", loss, data.n_features,
                    data.preprocessing or Preprocessing(), classes, data.feature_names, data.target_names,
-                   data.image_shape, __version__)
+                   data.image_shape, __version__, split)
 
     def to_json(self) -> dict:
         """The keys this description adds to a model file's spec."""
@@ -52,7 +55,8 @@ class ModelInfo:
         return {"task": self.task, "loss": self.loss, "n_features": self.n_features,
                 "preprocess": self.preprocessing.to_json(), "classes": listed(self.classes),
                 "feature_names": listed(self.feature_names), "target_names": listed(self.target_names),
-                "input_shape": listed(self.input_shape), "mlp_manual_version": self.version}
+                "input_shape": listed(self.input_shape), "mlp_manual_version": self.version,
+                **({"split": self.split.to_json()} if self.split else {})}
 
 
 def info_from_spec(spec: dict, model: Model, path) -> ModelInfo:
@@ -100,9 +104,15 @@ def info_from_spec(spec: dict, model: Model, path) -> ModelInfo:
     version = spec.get("mlp_manual_version")
     if not isinstance(version, str):
         raise damaged("mlp_manual_version", "expected a version string")
+    split = None
+    if "split" in spec:
+        try:
+            split = SplitRecord.from_json(spec["split"])
+        except ValueError as e:
+            raise damaged("split", str(e)) from None
     as_tuple = (lambda v: None if v is None else tuple(v))
     return ModelInfo(task, loss, n, preprocessing, as_tuple(classes), as_tuple(spec.get("feature_names")),
-                     as_tuple(spec.get("target_names")), as_tuple(shape), version)
+                     as_tuple(spec.get("target_names")), as_tuple(shape), version, split)
 
 
 def _count(v) -> bool:

@@ -12,7 +12,9 @@ import numpy as np
 from ..config import Config
 from ..config.memory import check_memory
 from ..datasets import Dataset, load_dataset
+from ..datasets.dataset import Preprocessing
 from ..datasets.load import dataset_label
+from ..datasets.split_record import SplitRecord
 from ..errors import ConfigError
 from ..layers.registry import LAYERS, all_specs
 from ..losses import LOSSES, LossSpec
@@ -26,6 +28,7 @@ class Experiment:
     model: Model
     loss: LossSpec
     train_rng: np.random.Generator  # batch order
+    split: SplitRecord | None = None  # what defines the data's splits, for the model file
 
 
 def run_generators(seed: int) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
@@ -38,6 +41,7 @@ def prepare(cfg: Config) -> Experiment:
     """Load the data, build the model for it, and check that data, model and loss fit together."""
     dtype = np.dtype(cfg.dtype)
     data_rng, init_rng, train_rng = run_generators(cfg.seed)
+    split = SplitRecord.of(cfg.seed, cfg.data)  # the files as they are read now
     data = load_dataset(cfg.data, data_rng, dtype)
     loss = LOSSES[cfg.loss]
     label = dataset_label(cfg.data.name, cfg.data.path)
@@ -56,6 +60,20 @@ def prepare(cfg: Config) -> Experiment:
     model = build_model(list(cfg.model.layers), data.n_features, out_width,
                         init_rng, dtype, cfg.model.init)
     loss.check_fit(label, data.n_classes, data.target_width, model.output_width(data.n_features))
+    return Experiment(cfg, loss_targets(data, loss, dtype), model, loss, train_rng, split)
+
+
+def loss_targets(data: Dataset, loss: LossSpec, dtype) -> Dataset:
+    """``data`` with every split's targets as ``loss`` wants them."""
     targets = {f"y_{p}": None if getattr(data, f"y_{p}") is None else loss.targets(getattr(data, f"y_{p}"), dtype)
                for p in ("train", "val", "test")}
-    return Experiment(cfg, replace(data, **targets), model, loss, train_rng)
+    return replace(data, **targets)
+
+
+def run_data(cfg: Config, fitted: Preprocessing | None = None) -> Dataset:
+    """The run's data as ``prepare`` loads it, the same splits from the same seed, with the targets
+    the loss wants; preprocessed with ``fitted`` (a model file's statistics) when given, instead of
+    statistics fitted again on the training split."""
+    dtype = np.dtype(cfg.dtype)
+    data = load_dataset(cfg.data, run_generators(cfg.seed)[0], dtype, fitted)
+    return loss_targets(data, LOSSES[cfg.loss], dtype)
