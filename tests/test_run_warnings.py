@@ -22,15 +22,15 @@ from mlp_manual.runs.run_warnings import collect_warnings
 
 LINE = {  # the line each kind prints, as mlp-train has always printed it
     "initial_loss": r"WARNING initial loss \d+\.\d{3} is far from ln\(2\) = 0\.693, the loss of uniform guesses: "
-                    r"check the data scaling \(data\.preprocess\), the init, and the labels",
+                    r"the inputs are not scaled \(feature \d has mean \d+\.\d{4} and spread \d+\.\d{4}\); set "
+                    r"data\.preprocess: standardize \(or scale, for images\)",
     "dead": r"DEAD step \d+: layer 1 \(ReLU\(\)\) has \d+% of its units zero for the whole batch",
     "vanishing": r"VANISHING step \d+: layers\.[02]\.[Wb] gradient norm \d\.\d\de[+-]\d\d is \d\.\de[+-]\d\d "
                  r"of its weight norm \d\.\d\de[+-]\d\d",
     "exploding": r"EXPLODING step \d+: layers\.[02]\.[Wb] gradient norm \d\.\d\de[+-]\d\d is above the bound 1e-12",
     "not_learning": r"WARNING not learning: train_acc 0\.\d{4} is no better than chance \(0\.5750, always guessing "
-                    r"the largest of 2 classes\)\. Measured with the final weights, epoch 2\. Try a lower optimizer\.lr "
-                    r"\(now 0\.001\), mlp-train --find-lr to sweep it, or mlp-train --overfit-batch 20 to check that the "
-                    r"model can fit one batch at all\.",
+                    r"the largest of 2 classes\)\. Measured with the final weights, epoch 2\. (Likely|Possibly) [^:]+: "
+                    r"[^.]+(\.\d+[^.]*)*\. .+\.",
 }
 
 

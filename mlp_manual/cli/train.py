@@ -134,16 +134,27 @@ def interrupted_line(run_dir: Path) -> str:
 
 def run_find_lr(cfg, out, overwrite, echo):
     from ..plots import diagnostics as plots_diagnostics
+    from ..training.diagnosis import diagnose
+    from ..training.learning_check import run_evidence
     from ..training.sanity import find_lr
 
     exp = prepare(cfg)
+    fresh = diagnose(run_evidence(exp, exp.data.X_train, exp.data.y_train))  # before the sweep trains it
     with make_run_dir(out, f"{cfg.name}-lr-find", overwrite) as run_dir:
         lrs, losses, suggested = find_lr(exp)
         if not lrs:
             raise ConfigError("the learning-rate sweep diverged at its first step")
         plots_diagnostics.plot_lr_find(lrs, losses, suggested, run_dir / "lr_find.png", cfg.name)
-    echo(f"swept the learning rate from {lrs[0]:.1e} to {lrs[-1]:.1e} over {len(lrs)} steps; "
-         f"suggested optimizer.lr {suggested:.2g}; plot: {run_dir / 'lr_find.png'}")
+    swept = f"swept the learning rate from {lrs[0]:.1e} to {lrs[-1]:.1e} over {len(lrs)} steps"
+    if suggested is None:
+        echo(f"{swept}: no clear descent between {lrs[0]:.1e} and {lrs[-1]:.1e} (the loss never fell by a tenth), "
+             f"so no rate to suggest; plot: {run_dir / 'lr_find.png'}")
+    else:
+        edge = " (at the top of the sweep: the loss was still falling, a higher rate may do better)" \
+            if suggested >= lrs[-3] and losses[-1] == min(losses) else ""
+        echo(f"{swept}; suggested optimizer.lr {suggested:.2g}{edge}; plot: {run_dir / 'lr_find.png'}")
+    if fresh.structural:
+        echo(f"The fresh network: {fresh.sentence()}")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from .trace import BlockEnd, LayerStep, Trace
 
 ROWS_SHOWN = 2  # rows of a matrix printed
 VALUES_SHOWN = 6  # values of a row printed
+FLOW_FACTOR = 100.0  # a gradient that shrinks or grows this many times from the loss to the input is told
 
 
 def shape(a: np.ndarray) -> str:
@@ -77,8 +78,7 @@ def loss_lines(trace: Trace) -> list[str]:
              f"  seed of the backward pass: {spec.seed_formula}, N = {len(loss.logits)}   -> {shape(loss.dlogits)}"]
     for name, part in seed_parts(spec, loss.logits, loss.targets):
         lines += preview(name, part, "      ")
-    grad_name = spec.seed_formula.split(" ")[0]
-    lines += preview(grad_name, loss.dlogits, "      ")
+    lines += preview(seed_name(trace), loss.dlogits, "      ")
     if loss.check:
         lines.append(f"      {check_text(loss.check)}")
     return lines
@@ -149,7 +149,35 @@ def closing_line(trace: Trace) -> str:
             f"worst relative error {worst:.1e})")
 
 
+def flow_line(trace: Trace) -> str | None:
+    """One line when the gradient shrinks or grows more than FLOW_FACTOR times on its way from the
+    loss (the seed) to the input (dx of the first layer), saying what that means; else None."""
+    if not trace.steps or "dx" not in trace.steps[0].grads:
+        return None
+    top, bottom = np.linalg.norm(trace.loss.dlogits), np.linalg.norm(trace.steps[0].grads["dx"])
+    layers = sum(1 for step in trace.steps if not isinstance(step, BlockEnd) and step.prefix == "layers")
+    if top == 0 or FLOW_FACTOR ** -1 <= bottom / top <= FLOW_FACTOR:
+        return None
+    way = (f"the gradient shrinks {top / bottom:.3g} times" if bottom < top else
+           f"the gradient grows {bottom / top:.3g} times")
+    told = (f"gradient flow: {way} on its way back through {layers} layers, from |{seed_name(trace)}| = "
+            f"{top:.4g} at the loss to |dx| = {bottom:.4g} at the input (layers.0). ")
+    if bottom < top:
+        return told + ("It vanishes: the first layers get almost no gradient and barely learn. Each sigmoid "
+                       "passes at most 1/4 of it back and a saturated tanh almost none; relu, batchnorm or "
+                       "fewer layers keep it alive.")
+    return told + ("It explodes: the first layers take steps far too large. A lower optimizer.lr, "
+                   "optimizer.clip_norm, batchnorm or a smaller init (model.init) tame it.")
+
+
+def seed_name(trace: Trace) -> str:
+    """The seed gradient's name, as the loss's seed formula writes it (dlogits)."""
+    return LOSSES[trace.loss.name].seed_formula.split(" ")[0]
+
+
 def format_trace(trace: Trace, header: str) -> str:
     """The whole walkthrough, ``header`` first."""
-    blocks = [[header], forward_lines(trace), loss_lines(trace), backward_lines(trace), [closing_line(trace)]]
+    flow = flow_line(trace)
+    blocks = [[header], forward_lines(trace), loss_lines(trace), backward_lines(trace),
+              [closing_line(trace)] + ([flow] if flow else [])]
     return "\n\n".join("\n".join(block) for block in blocks)

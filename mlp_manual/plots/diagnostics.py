@@ -91,11 +91,13 @@ def plot_activations(rows, run_dir, name: str, layer_types=None) -> None:
     save(fig, run_dir / "activations.png")
 
 
-def plot_lr_find(lrs, losses, suggested: float, path, name: str) -> None:
-    """Smoothed loss against the learning rate (log x), with the suggested rate marked."""
+def plot_lr_find(lrs, losses, suggested: float | None, path, name: str) -> None:
+    """Smoothed loss against the learning rate (log x), with the suggested rate marked (the legend
+    says "no clear descent" without one)."""
     fig, ax = new_figure((6, 4))
-    ax.plot(lrs, losses)
-    ax.axvline(suggested, color="tab:red", linestyle="--", label=f"suggested lr {suggested:.2g}")
+    ax.plot(lrs, losses, label="no clear descent" if suggested is None else None)
+    if suggested is not None:
+        ax.axvline(suggested, color="tab:red", linestyle="--", label=f"suggested lr {suggested:.2g}")
     log_axis(ax, "x")
     ax.set_xlabel("learning rate")
     ax.set_ylabel("training loss (smoothed)")

@@ -77,7 +77,7 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
     weights = kept_weights(trainer, status)
     if learning and history.get("epoch"):
         with collect_warnings() as late:
-            learning.at_end(trainer.history.row(weights["epoch"]), weights_label(weights))
+            learning.at_end(trainer.history.row(weights["epoch"]), weights_label(weights), history["train_loss"])
         warned = [*warned, *late]
     save_model(exp.model, run_dir / "model.npz", extra={"config_name": cfg.name},
                info=ModelInfo.from_dataset(d, cfg.loss, exp.split))

@@ -100,7 +100,7 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
     final files (``finish``). ``extended``: the resumed run's config has a new epoch total."""
     cfg, d = exp.cfg, exp.data
     recorder = Recorder(cfg.diagnostics) if cfg.diagnostics.enabled else None
-    learning = LearningCheck(Baseline.measure(exp), cfg.optimizer.lr)  # before any checkpoint is loaded
+    learning = LearningCheck(Baseline.measure(exp), cfg.optimizer.lr, exp)  # before any checkpoint is loaded
 
     def on_epoch(row):
         echo.epoch(row["epoch"], epoch_line(cfg, row))

@@ -3,7 +3,8 @@ for regression the loss of always predicting the training targets' mean, for cla
 the accuracy of always guessing the largest class (chance). A run that does not beat the bar
 gets a TrainingWarning of kind ``not_learning``: as soon as its training loss grows GROWTH
 times over the fresh model's (certain at once), and at the end when the weights it keeps score
-no better than the fresh model's loss, at chance, or no better than the mean.
+no better than the fresh model's loss, at chance, or no better than the mean. The warning at the
+end names the most likely cause from the run's evidence (``diagnosis``), not a fixed sentence.
 
 N = samples, K = output units, C = classes.
 """
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..errors import TrainingWarning
 from ..readable import readable
+from .diagnosis import INPUT_SCALE, PROBE_ROWS, Diagnosis, Evidence, diagnose, gather
 from .evaluation import class_labels, evaluate
 from .experiment import Experiment
 
@@ -65,17 +67,33 @@ class Baseline:
         return cls(fresh["train"], mean_loss, chance, fresh, biased)
 
 
+def run_evidence(exp: Experiment, X: np.ndarray, y: np.ndarray, losses=()) -> Evidence:
+    """The evidence of ``exp``'s model as it is now, probed on the rows (X, y) (targets as the loss
+    wants them), with the run's training ``losses`` per epoch."""
+    opt = exp.cfg.optimizer
+    return gather(exp.model, exp.loss, X, y, opt.lr, opt.name, losses,
+                  momentum=opt.momentum if opt.name == "sgd" else 0.0,
+                  regression_targets=None if exp.loss.classification else exp.data.y_train,
+                  inputs_scaled=bool(np.abs(X[:PROBE_ROWS]).max() <= INPUT_SCALE))
+
+
 class LearningCheck:
     """Watches a run's epoch rows against its Baseline and warns when it does not learn.
-    ``lr`` is the configured learning rate, named in the advice."""
+    ``lr`` is the configured learning rate, named in the advice; ``exp``, the run, is probed for
+    the evidence of the diagnosis at the end (without it the diagnosis rests on the losses)."""
 
-    def __init__(self, baseline: Baseline, lr: float):
-        self.baseline, self.lr = baseline, lr
+    def __init__(self, baseline: Baseline, lr: float, exp: Experiment | None = None):
+        self.baseline, self.lr, self.exp = baseline, lr, exp
         self.blew_up = False  # the growth warning is given once
 
-    def advice(self) -> str:
-        return (f"Try a lower optimizer.lr (now {self.lr:g}), mlp-train --find-lr to sweep it, or "
-                "mlp-train --overfit-batch 20 to check that the model can fit one batch at all.")
+    def diagnosis(self, losses) -> Diagnosis:
+        """The most likely cause, from the training ``losses`` per epoch and a probe of the run's
+        model as it is now."""
+        losses = (self.baseline.initial_loss, *losses)  # from the fresh model on
+        if self.exp is None:
+            return diagnose(Evidence({}, {}, {}, losses, self.lr))
+        d = self.exp.data
+        return diagnose(run_evidence(self.exp, d.X_train, d.y_train, losses))
 
     def after_epoch(self, row: dict) -> None:
         """Warn the first time the epoch's training loss is GROWTH times the fresh model's."""
@@ -85,7 +103,8 @@ class LearningCheck:
         self.blew_up = True
         warnings.warn(TrainingWarning("not_learning", (
             f"WARNING not learning: train_loss grew from {readable(initial)} (the fresh model) to "
-            f"{readable(loss)} at epoch {row['epoch']}, {loss / initial:.3g} times. {self.advice()}")))
+            f"{readable(loss)} at epoch {row['epoch']}, {loss / initial:.3g} times. Likely a learning rate too "
+            f"high: lower optimizer.lr (now {self.lr:g}) about 10 times, or sweep it with mlp-train --find-lr.")))
 
     def reasons(self, row: dict) -> list[str]:
         """Why the weights of epoch row ``row`` have not learned: one phrase per failed bar. The
@@ -109,10 +128,11 @@ class LearningCheck:
                          f"the training mean ({readable(b.mean_loss[split])})")
         return found
 
-    def at_end(self, row: dict, weights: str) -> None:
+    def at_end(self, row: dict, weights: str, losses=()) -> None:
         """Warn when the weights the run keeps (those of epoch row ``row``, described by
-        ``weights``, e.g. "final weights, epoch 100") have not learned."""
+        ``weights``, e.g. "final weights, epoch 100") have not learned, with the diagnosis from the
+        run's training ``losses`` per epoch and a probe of those weights."""
         found = self.reasons(row)
         if found:
             warnings.warn(TrainingWarning("not_learning", "WARNING not learning: " + "; ".join(found)
-                                          + f". Measured with the {weights}. {self.advice()}"))
+                                          + f". Measured with the {weights}. {self.diagnosis(losses).sentence()}"))

@@ -11,26 +11,42 @@ import numpy as np
 
 from ..errors import TrainingDiverged, TrainingWarning
 from ..readable import readable
+from .diagnosis import INPUT_SCALE, diagnose
 from .evaluation import evaluate
 from .experiment import Experiment
+from .learning_check import run_evidence
 from .trainer import Trainer, batch_bounds
 
 
 def check_initial_loss(exp: Experiment, rows: int = 1024) -> None:
     """A fresh model should score about the loss of uniform guesses, ln(C) for softmax
     cross-entropy (``LossSpec.untrained_loss``; losses without one are not checked).
+
     Warns (TrainingWarning of kind ``initial_loss``) when the loss on the first ``rows`` training
-    rows is off by more than max(1, expected) nats: a scale that ordinary inits stay inside and
-    unscaled data does not."""
+    rows is off by more than max(1, expected) nats, and names the cause the evidence shows:
+    inputs whose mean or spread is beyond INPUT_SCALE (unscaled data), else, on scaled inputs,
+    only when it is off by more than max(3, 2 * expected) nats, the init or the labels (an init
+    for ReLU layers gives the output layer logits of spread 1 to 2, a loss up to about 1 nat
+    above ln(C), which is no fault)."""
     if exp.loss.untrained_loss is None:
         return
     d = exp.data
-    loss = evaluate(exp.model, exp.loss, d.X_train[:rows], d.y_train[:rows])["loss"]
+    X = d.X_train[:rows]  # (N, D)
+    loss = evaluate(exp.model, exp.loss, X, d.y_train[:rows])["loss"]
     expected, formula = exp.loss.untrained_loss(d.n_classes)
-    if abs(loss - expected) > max(1.0, expected):
-        warnings.warn(TrainingWarning(
-            "initial_loss", f"WARNING initial loss {readable(loss, 3)} is far from {formula} = {expected:.3f}, the loss of "
-            "uniform guesses: check the data scaling (data.preprocess), the init, and the labels"))
+    off = abs(loss - expected)
+    if off <= max(1.0, expected):
+        return
+    head = f"WARNING initial loss {readable(loss, 3)} is far from {formula} = {expected:.3f}, the loss of uniform guesses"
+    mean, spread = np.abs(X.mean(axis=0, dtype=np.float64)), X.std(axis=0, dtype=np.float64)  # (D,)
+    j = int(np.argmax(np.maximum(mean, spread)))
+    if max(mean[j], spread[j]) > INPUT_SCALE:
+        warnings.warn(TrainingWarning("initial_loss", (
+            f"{head}: the inputs are not scaled (feature {j} has mean {readable(float(mean[j]))} and spread "
+            f"{readable(float(spread[j]))}); set data.preprocess: standardize (or scale, for images)")))
+    elif off > max(3.0, 2 * expected):
+        warnings.warn(TrainingWarning("initial_loss", (
+            f"{head}, though the inputs are scaled: check the init (model.init) and the labels")))
 
 
 def overfit_batch(exp: Experiment, n: int, max_steps: int, echo) -> bool:
@@ -38,11 +54,14 @@ def overfit_batch(exp: Experiment, n: int, max_steps: int, echo) -> bool:
     reference, or ``max_steps`` run out. The reference is the loss of predicting the targets'
     mean (their variance, for mse: the fit then explains 99% of it) when the loss spec knows
     it, else the initial loss; a classifier must also classify every example right.
-    Returns whether the batch was memorised."""
+    Returns whether the batch was memorised. A batch that is not says why, from the evidence: a
+    cause in the network itself (vanishing gradients, dead or saturated units) when the fresh or
+    the trained network shows one, else a bug in a backward pass or a rate far from right."""
     d = exp.data
     n = min(n, len(d.X_train))
     idx = np.sort(exp.train_rng.permutation(len(d.X_train))[:n])
     X, y = d.X_train[idx], d.y_train[idx]  # (n, D), labels
+    fresh = diagnose(run_evidence(exp, X, y))  # vanishing gradients show best before training
     trainer = Trainer(exp.model, exp.loss, exp.cfg, exp.train_rng)
     exp.model.train()
     reference = exp.loss.constant_loss(y) if exp.loss.constant_loss else None
@@ -64,16 +83,23 @@ def overfit_batch(exp: Experiment, n: int, max_steps: int, echo) -> bool:
         if done:
             echo(f"memorised {n} examples in {step} steps: loss {readable(loss)}, below 1% of {than}")
             return True
-    echo(f"could not memorise {n} examples in {max_steps} steps: loss {readable(loss)}, not below 1% of {than}. "
-         "A model that cannot fit one small batch has a bug (check the backward pass with mlp-gradcheck) "
-         "or a learning rate far from right (try mlp-train --find-lr).")
+    found = fresh if fresh.structural else diagnose(run_evidence(exp, X, y))
+    if found.structural:
+        why = f"{found.sentence()}"
+    else:
+        why = ("A model that cannot fit one small batch while its gradients reach every layer may have a bug in a "
+               "backward pass (check it with mlp-gradcheck), or a learning rate far from right (try mlp-train "
+               "--find-lr).")
+    echo(f"could not memorise {n} examples in {max_steps} steps: loss {readable(loss)}, not below 1% of {than}. {why}")
     return False
 
 
 def find_lr(exp: Experiment, lo: float = 1e-6, hi: float = 1.0, steps: int = 100):
     """Train with the learning rate rising exponentially from ``lo`` to ``hi`` over ``steps``
-    steps (stopping once the loss explodes). Returns (lrs, smoothed losses, suggested lr):
-    the suggestion is where the smoothed loss falls fastest against log(lr)."""
+    steps (stopping once the loss explodes). Returns (lrs, smoothed losses, suggested lr): the
+    suggestion is where the smoothed loss falls fastest against log(lr), after the first tenth of
+    the sweep (where the running average still settles) and before the loss turns up; None when
+    the loss never falls by DESCENT of its value there (no clear descent to point at)."""
     d, cfg = exp.data, exp.cfg
     trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng)
     bounds = batch_bounds(len(d.X_train), cfg.training.batch_size)
@@ -97,8 +123,20 @@ def find_lr(exp: Experiment, lo: float = 1e-6, hi: float = 1.0, steps: int = 100
         best = min(best, smooth)
         if not math.isfinite(smooth) or smooth > 4 * best:
             break
-    if len(losses) < 3:
-        return lrs, losses, lo
-    slopes = np.gradient(np.array(losses), np.log(np.array(lrs)))
-    cut = int(np.argmin(losses)) + 1  # only look before the loss turns up
-    return lrs, losses, float(lrs[int(np.argmin(slopes[:cut]))])
+    return lrs, losses, steepest_descent(lrs, losses, settle=max(3, steps // 10))
+
+
+DESCENT = 0.1  # a fall of a tenth of the loss is a descent to point at; less is noise or the prior
+
+
+def steepest_descent(lrs, losses, settle: int, window: int = 7) -> float | None:
+    """The rate where the smoothed ``losses`` fall fastest against log(lr), looking from index
+    ``settle`` to the lowest loss; None without a clear descent there. The slope is taken over a
+    moving average of ``window`` points, so a wiggle of the running average is not a descent."""
+    cut = int(np.argmin(losses)) + 1 if losses else 0  # only look before the loss turns up
+    if cut - settle < window or losses[cut - 1] > (1 - DESCENT) * max(losses[settle:cut]):
+        return None
+    curve = np.convolve(losses[settle:cut], np.ones(window) / window, mode="valid")  # (cut - settle - window + 1,)
+    centre = np.log(np.array(lrs[settle + window // 2:cut - window // 2]))
+    slopes = np.gradient(curve, centre) if len(curve) > 1 else np.zeros(1)
+    return float(lrs[settle + window // 2 + int(np.argmin(slopes))])
