@@ -1,4 +1,4 @@
-"""Training speed side by side: mlp-manual, PyTorch eager and scikit-learn's MLPClassifier.
+"""Training speed side by side: mlp-manual, PyTorch eager, JAX and scikit-learn's MLPClassifier.
 
     python benchmarks/bench_train.py            # full run, under 10 minutes on 2 cores
     python benchmarks/bench_train.py --quick    # under a minute
@@ -15,9 +15,15 @@ The physical reference is the step's matrix products alone (forward, weight grad
 input gradients a step needs) at the same shapes, timed in the same rotation: it gives the
 fraction of a step spent outside BLAS. Peak memory is measured in a fresh subprocess per library.
 
+JAX runs twice: a ``jit`` step called once per batch from Python (the gather of the batch inside
+the compiled step), and a ``jit`` of the whole epoch (``lax.scan`` over the batches). A breakdown
+of mlp-manual's step times each part of the real training path (every layer's forward and
+backward, the loss, the finite check, the optimizer, the accuracy count, the gather) and calls
+the rest Python overhead.
+
 MNIST-shaped data is random (60000 x 784 float32) unless $MLP_MANUAL_DATA holds MNIST and this
-version of mlp-manual can read it. PyTorch and scikit-learn are optional: a missing one is skipped
-with a note. scikit-learn also runs once on a float64 copy of the data, for reference only: it
+version of mlp-manual can read it. PyTorch, JAX and scikit-learn are optional: a missing one is
+skipped with a note. scikit-learn also runs once on a float64 copy of the data, for reference only: it
 computes in the dtype of its input. Prints Markdown tables for the README.
 
 M = samples, B = batch size, D = 784 input features, W = hidden width, C = 10 classes.
@@ -70,6 +76,7 @@ def optional(name):
 
 
 torch = optional("torch") if ARGS.memory_child != "mlp-manual" else None  # its child runs without
+jax = optional("jax") if not ARGS.memory_child else None
 threadpoolctl = optional("threadpoolctl")
 sklearn = optional("sklearn") if not ARGS.memory_child else None
 
@@ -135,6 +142,72 @@ class PyTorchEager:
             self.opt.zero_grad(set_to_none=True)
             loss.backward()
             self.opt.step()
+
+
+def jax_mlp(width, seed):
+    """The network's parameters as JAX arrays (PyTorch's default init, as PyTorchEager) and its
+    SGD step on one batch: (params, X, y) -> params."""
+    import jax.numpy as jnp
+    rng = np.random.default_rng(seed)
+    params = []
+    for fan_in, fan_out in ((D, width), (width, width), (width, C)):
+        bound = 1 / np.sqrt(fan_in)
+        params.append((jnp.asarray(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32)),
+                       jnp.asarray(rng.uniform(-bound, bound, fan_out).astype(np.float32))))
+
+    def loss(params, X, y):
+        h = X
+        for W, b in params[:-1]:
+            h = jax.nn.relu(h @ W + b)
+        logits = h @ params[-1][0] + params[-1][1]
+        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), y[:, None], axis=1))
+
+    def step(params, X, y):
+        grads = jax.grad(loss)(params, X, y)
+        return jax.tree_util.tree_map(lambda p, g: p - LR * g, params, grads)
+    return params, step
+
+
+class JaxJitStep:
+    """JAX's compiled step called per batch from Python; the batch is gathered inside it."""
+
+    name = "JAX jit step"
+
+    def __init__(self, X, y, width, batch, seed=0):
+        import jax.numpy as jnp
+        self.params, step = jax_mlp(width, seed)
+        self.step = jax.jit(lambda params, X, y, idx: step(params, X[idx], y[idx]))
+        self.X, self.y = jnp.asarray(X), jnp.asarray(y.astype(np.int32))
+        self.batch, self.rng = batch, np.random.default_rng(seed + 1)
+
+    def epoch(self):
+        order = self.rng.permutation(len(self.X)).astype(np.int32)
+        for lo in range(0, len(order), self.batch):
+            self.params = self.step(self.params, self.X, self.y, order[lo:lo + self.batch])
+        jax.block_until_ready(self.params)
+
+
+class JaxJitEpoch(JaxJitStep):
+    """JAX's whole epoch compiled: ``lax.scan`` over the full batches, then the last partial one."""
+
+    name = "JAX jit epoch"
+
+    def __init__(self, X, y, width, batch, seed=0):
+        super().__init__(X, y, width, batch, seed)
+        _, step = jax_mlp(width, seed)
+        full = len(X) // batch
+
+        def epoch(params, X, y, order):
+            def body(params, idx):
+                return step(params, X[idx], y[idx]), None
+            params, _ = jax.lax.scan(body, params, order[:full * batch].reshape(full, batch))
+            rest = order[full * batch:]
+            return step(params, X[rest], y[rest]) if len(rest) else params
+        self.run = jax.jit(epoch)
+
+    def epoch(self):
+        order = self.rng.permutation(len(self.X)).astype(np.int32)
+        self.params = jax.block_until_ready(self.run(self.params, self.X, self.y, order))
 
 
 class ScikitLearn:
@@ -230,6 +303,85 @@ def paired_ratio(times, a, b):
     return statistics.median(ratios), min(ratios), max(ratios)
 
 
+# ---------------------------------------------------------------- where mlp-manual's step goes
+
+class Stopwatch:
+    """Seconds spent in each wrapped callable, by label, exclusive of the wrapped calls it makes
+    (Linear.backward calls backward_params: each is counted once)."""
+
+    def __init__(self):
+        self.spent, self.inner = {}, []  # inner: time of wrapped calls made by each open call
+
+    def wrap(self, label, fn):
+        def timed_call(*args, **kwargs):
+            self.inner.append(0.0)
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                took = time.perf_counter() - start
+                inner = self.inner.pop()
+                self.spent[label] = self.spent.get(label, 0.0) + took - inner
+                if self.inner:
+                    self.inner[-1] += took
+        return timed_call
+
+
+class TimedNumpy:
+    """numpy, with ``take`` (the trainer's batch gather) timed."""
+
+    def __init__(self, watch):
+        self.take = watch.wrap("gather the batch (np.take)", np.take)
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+def step_breakdown(X, y, width=256, batch=128, epochs=3):
+    """Time each part of mlp-manual's real training step over ``epochs`` epochs (after one warm-up):
+    every layer's forward and backward, the loss, the finite check (gradient norm), the
+    optimizer, the accuracy count and the gather; the rest of the epoch is Python overhead."""
+    from mlp_manual.training import trainer as trainer_module
+
+    contestant = MlpManual(X, y, width, batch)
+    contestant.epoch()
+    watch, t = Stopwatch(), contestant.trainer
+    for i, layer in enumerate(t.model.layers):
+        kind = type(layer).__name__
+        for method in ("forward", "backward", "backward_params"):  # the first layer's backward: its params only
+            if hasattr(layer, method):
+                setattr(layer, method, watch.wrap(f"layers.{i} {kind} {method}", getattr(layer, method)))
+    t.loss = replace(t.loss, fn=watch.wrap("loss (softmax cross-entropy and dlogits)", t.loss.fn))
+    t.optimizer.step = watch.wrap("optimizer step (SGD)", t.optimizer.step)
+    saved = {name: getattr(trainer_module, name) for name in ("grad_norm", "count_correct", "np")}
+    trainer_module.grad_norm = watch.wrap("finite check (gradient norm)", saved["grad_norm"])
+    trainer_module.count_correct = watch.wrap("accuracy count", saved["count_correct"])
+    trainer_module.np = TimedNumpy(watch)
+    try:
+        total = sum(timed(contestant.epoch) for _ in range(epochs))
+    finally:
+        for name, value in saved.items():
+            setattr(trainer_module, name, value)
+    steps = epochs * -(-len(X) // batch)
+    parts = sorted(watch.spent.items(), key=lambda kv: -kv[1])
+    parts.append(("the rest: Python between the calls, schedule, bookkeeping", total - sum(watch.spent.values())))
+    rows = [(label, f"{s / steps * 1e6:.0f}", f"{s / total:.0%}") for label, s in parts]
+    lines = [f"### Where mlp-manual's step goes: 784-{width}-{width}-10, batch {batch} ({epochs} epochs after a "
+             f"warm-up, {total / epochs:.3f} s an epoch)", ""]
+    return lines + table(["part", "microseconds a step", "share of the epoch"], rows) + [""]
+
+
+def simd_level():
+    """The SIMD extensions numpy's kernels dispatch to on this CPU (the AVX-512 ones decide the
+    last bits and much of the speed of the elementwise passes)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as found
+    except ImportError:
+        from numpy.core._multiarray_umath import __cpu_features__ as found
+    wanted = ("SSE42", "AVX2", "FMA3", "AVX512F", "AVX512_SKX", "AVX512_ICL", "AVX512_SPR")
+    return ", ".join(f"{name} {'yes' if found.get(name) else 'no'}" for name in wanted)
+
+
 # ---------------------------------------------------------------- memory, in a fresh process each
 
 def peak_mib():
@@ -271,8 +423,10 @@ def machine_lines(threads):
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
                platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()
     lines = [f"- machine: {cpu}, {os.cpu_count()} logical cores, {platform.system()} {platform.machine()}",
+             f"- numpy's SIMD on this CPU: {simd_level()}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', 'unset')}",
              f"- Python {platform.python_version()}, numpy {np.__version__}"
              + (f", PyTorch {torch.__version__}" if torch else ", PyTorch not installed (skipped)")
+             + (f", JAX {jax.__version__} (XLA's own thread pool: all cores)" if jax else ", JAX not installed (skipped)")
              + (f", scikit-learn {sklearn.__version__}" if sklearn else ", scikit-learn not installed (skipped)")]
     if threadpoolctl:
         pools = [f"{p['internal_api']} {p.get('version') or ''} ({Path(p['filepath']).name}): {p['num_threads']}"
@@ -294,8 +448,8 @@ def table(header, rows):
 
 def mnist_point(X, y, data_note, threads, rounds, warm_up):
     """Race every library and the matmul reference at 784-256-256-10, batch 128."""
-    peers = [cls for cls, lib in ((PyTorchEager, torch), (ScikitLearn, sklearn), (ScikitLearnFloat64, sklearn))
-             if lib is not None]
+    peers = [cls for cls, lib in ((PyTorchEager, torch), (JaxJitStep, jax), (JaxJitEpoch, jax), (ScikitLearn, sklearn),
+                                  (ScikitLearnFloat64, sklearn)) if lib is not None]
     peak = matmul_peak()
     times = race([cls(X, y, 256, 128) for cls in (MlpManual, *peers, MatmulsOnly)], rounds, warm_up)
     peak = max(peak, matmul_peak())
@@ -357,6 +511,10 @@ def targets(ratios, grid_ratios, added):
                       max(r for (w, _), r in grid_ratios.items() if w > 256), 1.1, False))
     if sklearn is not None:
         found.insert(1, ("MNIST point vs scikit-learn <= 0.4x", ratios[ScikitLearn.name][0], 0.4, False))
+    if jax is not None:
+        found += [("MNIST point vs JAX jit step <= 1.0x", ratios[JaxJitStep.name][0], 1.0, False),
+                  ("MNIST point vs the matmuls alone <= 1.25x", ratios[MatmulsOnly.name][0], 1.25, False),
+                  ("stretch: MNIST point vs JAX jit epoch <= 1.0x", ratios[JaxJitEpoch.name][0], 1.0, False)]
     rows = [(t, f"{v:.0%}" if percent else f"{v:.2f}", "yes" if v <= limit else "NO")
             for t, v, limit, percent in found]
     return ["### Targets", ""] + table(["target", "measured", "met"], rows)
@@ -377,14 +535,15 @@ def main():
     started = time.perf_counter()
     X, y, data_note = mnist_shaped(np.random.default_rng(0))
     ratios, report = mnist_point(X, y, data_note, threads, rounds, warm_up)
+    report += step_breakdown(X, y, epochs=1 if ARGS.quick else 3)
     grid_ratios = {}
     if torch is not None:
         grid_ratios, lines = grid(X[:grid_n], y[:grid_n], grid_rounds, warm_up)
         report += lines
     added, lines = memory(threads, memory_epochs)
     report += lines + targets(ratios, grid_ratios, added) + [""]
-    report += [f"- {name} is not installed: skipped" for name, lib in (("PyTorch", torch), ("scikit-learn", sklearn))
-               if lib is None]
+    report += [f"- {name} is not installed: skipped" for name, lib in (("PyTorch", torch), ("JAX", jax),
+                                                                          ("scikit-learn", sklearn)) if lib is None]
     report += [f"- total benchmark time {time.perf_counter() - started:.0f} s",
                "- rerun: `python benchmarks/bench_train.py [--quick] [--threads N]`"]
     print("\n".join(report))
