@@ -232,3 +232,17 @@ def test_train_and_predict_write_to_sys_stdout_not_through_click_get_text_stream
     result = invoke_cli(train_main, "--config", "configs/xor.yaml", "--out", str(tmp_path / "xor"),
                         "--epochs", "2")
     assert result.exit_code == 0 and "epoch 2/2" in result.output
+
+
+def test_a_row_whose_outputs_overflow_is_an_error_and_no_nan_is_written(tmp_path, rng):
+    model = build_model([{"type": "linear"}], 2, 2, rng)
+    model.layers[0].params["W"][...] = 4.0
+    info = ModelInfo("classification", "softmax_cross_entropy", 2, Preprocessing(), ("cat", "dog"), ("a", "b"),
+                     ("label",), None, "0.1.0")
+    save_model(model, tmp_path / "m.npz", info=info)
+    (tmp_path / "x.csv").write_text("a,b\n1,2\n\n3e38,2e38\n")
+    result = invoke_cli(predict_main, "--model", str(tmp_path / "m.npz"), "--input", str(tmp_path / "x.csv"), "--proba")
+    assert result.exit_code == 1 and "nan" not in result.stdout
+    assert result.output.splitlines()[-1] == (
+        f"Error: {tmp_path / 'x.csv'}: line 4: the model's outputs overflow float32 (the row's inputs reach 3e+38 once "
+        "preprocessed, far beyond the training data's); no prediction is written for it")
