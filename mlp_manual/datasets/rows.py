@@ -20,9 +20,10 @@ class RowFile:
     """The rows of ``path`` as chunks of at most ``chunk_rows`` rows.
 
     Inputs: n_features D and feature_names (the model's training columns, None when it has no
-    names); delimiter of a CSV; dtype, the model's, whose range a CSV's numbers must fit. A ``.npy`` file is read by memory mapping and yields (N, D) or
-    (N, H, W) arrays as stored, for the caller to check against the model; a CSV yields (N, D)
-    float64 arrays of finite numbers, its columns in the training order.
+    names); delimiter of a CSV; dtype, the model's, whose range a CSV's numbers must fit. A
+    ``.npy`` file is read by memory mapping and yields (N, D) or (N, H, W) arrays as stored, for
+    the caller to check against the model; a CSV yields (N, D) float64 arrays of finite numbers
+    within the dtype's range, its columns in the training order.
     Iterating yields (index of the first row, rows); ``bytes_read`` says how far it got, and
     ``where`` names a row of the chunk last yielded (and a feature) in a message.
     """

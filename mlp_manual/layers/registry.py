@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ..errors import ConfigError, LayerError, did_you_mean, short_repr, what_was_raised
+from . import user_checks
 from .activations import GELU, Identity, LeakyReLU, ReLU, Sigmoid, Softmax, Tanh
 from .base import Layer
 from .dropout import Dropout
@@ -60,10 +61,12 @@ class LayerType:
         if self.module is None:
             return self.cls(**kwargs, **extra)
         try:  # a user's constructor may raise anything; say so in one line
-            return self.cls(**kwargs, **extra)
+            layer = self.cls(**kwargs, **extra)
         except Exception as e:
             args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
             raise LayerError(f"{self.cls.__name__}({args}) raised {what_was_raised(e)}") from e
+        user_checks.check_constructed(layer, self.widths.output(kwargs), kwargs.get(self.widths.input))
+        return layer
 
     def build(self, spec: dict, width: int, rng, dtype, output_width: int | None = None,
               defaults: dict | None = None, where: str = "layer"):
@@ -147,6 +150,13 @@ def missing_module(name) -> str | None:
 def type_of(layer) -> LayerType | None:
     """The registered type whose class ``layer`` is an instance of (exactly), or None."""
     return next((t for t in _TYPES.values() if type(layer) is t.cls), None)
+
+
+def from_user(layer) -> bool:
+    """Whether ``layer`` is of a user's type (``--import``), or of no registered type at all (a
+    layer a script built by hand): code the test suite has not checked."""
+    t = type_of(layer)
+    return t is None or t.module is not None
 
 
 def layer_spec(layer) -> dict:

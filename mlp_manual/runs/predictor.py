@@ -16,6 +16,7 @@ from ..datasets.csvfile import beyond
 from ..datasets.dataset import target_labels
 from ..datasets.rows import RowFile
 from ..errors import DataError
+from ..layers.user_checks import check_user_layers
 from ..losses import LOSSES
 from ..model import Model
 from ..training.evaluation import model_outputs
@@ -35,6 +36,7 @@ class Predictor:
     def __init__(self, model: Model, info: ModelInfo):
         self.model, self.info = model.eval(), info
         self.loss = LOSSES[info.loss] if info.task == "classification" else None
+        self._layers_checked = False  # a user's layers are tried once, on the first rows predicted
 
     @property
     def classes(self) -> list | None:
@@ -92,6 +94,9 @@ class Predictor:
         X = self.inputs(X, name, first_row, where)  # (N, D)
         if len(X) == 0:
             return np.empty((0, self.model.output_width(X.shape[1])), dtype=self.model.dtype)
+        if not self._layers_checked:
+            check_user_layers(self.model, X)
+            self._layers_checked = True
         with np.errstate(all="ignore"):  # an overflow inside the model is reported below, by its row
             out = model_outputs(self.model, X)  # (N, K)
         bad = ~np.isfinite(out).all(axis=1)

@@ -15,6 +15,7 @@ from ..datasets import Dataset, load_dataset
 from ..datasets.load import dataset_label
 from ..errors import ConfigError
 from ..layers.registry import LAYERS, all_specs
+from ..layers.user_checks import check_user_layers
 from ..losses import LOSSES, LossSpec
 from ..model import Model, build_model
 
@@ -56,6 +57,7 @@ def prepare(cfg: Config) -> Experiment:
     model = build_model(list(cfg.model.layers), data.n_features, out_width,
                         init_rng, dtype, cfg.model.init)
     loss.check_fit(label, data.n_classes, data.target_width, model.output_width(data.n_features))
+    check_user_layers(model, data.X_train)
     targets = {f"y_{p}": None if getattr(data, f"y_{p}") is None else loss.targets(getattr(data, f"y_{p}"), dtype)
                for p in ("train", "val", "test")}
     return Experiment(cfg, replace(data, **targets), model, loss, train_rng)
