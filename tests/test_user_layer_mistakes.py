@@ -11,8 +11,7 @@ import pytest
 from conftest import invoke_cli
 
 from mlp_manual.cli import evaluate, explain, gradcheck, predict, train
-from mlp_manual.layers.user_checks import check_user_layers
-from mlp_manual.layers.user_modules import imported_layers
+from mlp_manual.layers.user_modules import check_user_layers, imported_layers
 from mlp_manual.model import build_model
 
 HEADER = "import numpy as np\nfrom mlp_manual import Layer\n\n\n"

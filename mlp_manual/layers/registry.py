@@ -152,13 +152,6 @@ def type_of(layer) -> LayerType | None:
     return next((t for t in _TYPES.values() if type(layer) is t.cls), None)
 
 
-def from_user(layer) -> bool:
-    """Whether ``layer`` is of a user's type (``--import``), or of no registered type at all (a
-    layer a script built by hand): code the test suite has not checked."""
-    t = type_of(layer)
-    return t is None or t.module is not None
-
-
 def layer_spec(layer) -> dict:
     """The JSON description of ``layer`` that rebuilds it: type name, then its ``config()``, the
     layers of an option that holds layers described in turn."""

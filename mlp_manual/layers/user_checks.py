@@ -10,11 +10,11 @@ N = rows of the probe batch, D = input features, H = output features.
 """
 
 import copy
+from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import LayerError, UserCodeError, what_was_raised
-from . import registry
+from ..errors import LayerError, MLPManualError, UserCodeError, what_was_raised
 from .base import Layer
 
 BASE_ATTRIBUTES = ("params", "grads", "buffers", "training")  # what Layer.__init__ sets
@@ -25,7 +25,7 @@ def check_constructed(layer, implied_width: int | None, width: int | None) -> No
     """LayerError unless the freshly built ``layer`` has what ``Layer.__init__`` sets, and, when
     its width rule implies an output width (``out_features``), its ``output_width(width)`` gives it."""
     name = type(layer).__name__
-    missing = [a for a in BASE_ATTRIBUTES if a not in vars(layer)]
+    missing = [a for a in BASE_ATTRIBUTES if not hasattr(layer, a)]
     if missing:
         raise LayerError(f"{name}.__init__ does not call super().__init__(), so the layer has no "
                          f"{', '.join(missing)}; call it first in __init__")
@@ -44,33 +44,33 @@ def check_constructed(layer, implied_width: int | None, width: int | None) -> No
                          f"out_features={implied_width}; it must return the width its forward gives")
 
 
-def check_user_layers(model, x: np.ndarray) -> None:
-    """Try the layers of ``model`` of a user's types (``registry.from_user``), inside the model,
-    on the first PROBE_ROWS rows of ``x`` (N, D): forward and backward in training mode, forward
-    in evaluation mode. A copy of the model runs, so the model, its random
-    generators and its statistics are left as they were. UserCodeError, naming the layer and
-    its type, when one raises or returns something other than the contract says."""
-    if not any(registry.from_user(layer) for _, layer in model.named_layers()):
+def probe(model, x: np.ndarray, users_type: Callable[[object], str | None]) -> None:
+    """Try the layers of ``model`` for which ``users_type(layer)`` gives a type name (a user's;
+    None for a built-in), inside the model, on the first PROBE_ROWS rows of ``x`` (N, D): forward
+    and backward in training mode, forward in evaluation mode. A copy of the model runs, so the
+    model, its random generators and its statistics are left as they were. UserCodeError, naming
+    the layer and its type, when one raises or returns something other than the contract says."""
+    if not any(users_type(layer) for _, layer in model.named_layers()):
         return
     try:
-        probe = copy.deepcopy(model)
+        copied = copy.deepcopy(model)
     except Exception:  # a layer that cannot be copied is only checked when it runs for real
         return
-    for name, layer in probe.named_layers():
-        if registry.from_user(layer):
-            _watch(layer, name)
+    for name, layer in copied.named_layers():
+        if type_name := users_type(layer):
+            _watch(layer, f"{name} ({type_name})")
     x = x[:PROBE_ROWS]
-    rows = max([getattr(layer, "min_train_rows", 1) for _, layer in probe.named_layers()] + [1])
+    rows = max([getattr(layer, "min_train_rows", 1) for _, layer in copied.named_layers()] + [1])
     if len(x) >= rows:
-        probe.train()
-        out = probe.forward(x)
-        probe.backward(np.random.default_rng(0).normal(size=out.shape).astype(out.dtype))
-    probe.eval().forward(x)
+        copied.train()
+        out = copied.forward(x)
+        copied.backward(np.random.default_rng(0).normal(size=out.shape).astype(out.dtype))
+    copied.eval().forward(x)
 
 
-def _watch(layer, name: str) -> None:
-    """Replace the copy's ``forward`` and ``backward`` with ones that check what it returns."""
-    what = f"{name} ({_type_name(layer)})"
+def _watch(layer, what: str) -> None:
+    """Replace the copy's ``forward`` and ``backward`` with ones that check what it returns;
+    ``what`` names the layer in messages (``layers.1 (my_layers:Scale)``)."""
     forward, backward, seen = layer.forward, layer.backward, {}
 
     def checked_forward(x):
@@ -103,7 +103,7 @@ def _watch(layer, name: str) -> None:
 def _call(method, array, what: str, step: str):
     try:
         return method(array)
-    except (LayerError, UserCodeError):
+    except MLPManualError:  # the layer used the contract's own errors (self.saved): already one line
         raise
     except Exception as e:
         raise UserCodeError(f"{what}: {step} raised {what_was_raised(e)}") from e
@@ -121,7 +121,3 @@ def _check_array(value, shape: tuple, dtype, what: str, subject: str, given: str
                             "computes in the run's dtype (make every array in the dtype its constructor is given, "
                             "or its input's)")
 
-
-def _type_name(layer) -> str:
-    t = registry.type_of(layer)
-    return t.name if t else type(layer).__name__

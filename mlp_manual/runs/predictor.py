@@ -16,7 +16,7 @@ from ..datasets.csvfile import beyond
 from ..datasets.dataset import target_labels
 from ..datasets.rows import RowFile
 from ..errors import DataError
-from ..layers.user_checks import check_user_layers
+from ..layers.user_modules import check_user_layers
 from ..losses import LOSSES
 from ..model import Model
 from ..training.evaluation import model_outputs

@@ -15,7 +15,7 @@ from ..datasets import Dataset, load_dataset
 from ..datasets.load import dataset_label
 from ..errors import ConfigError
 from ..layers.registry import LAYERS, all_specs
-from ..layers.user_checks import check_user_layers
+from ..layers.user_modules import check_user_layers
 from ..losses import LOSSES, LossSpec
 from ..model import Model, build_model
 
