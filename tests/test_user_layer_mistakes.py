@@ -184,3 +184,52 @@ def test_trying_the_user_layers_leaves_the_model_and_its_generators_as_they_were
     assert model.layers[3].rng.bit_generator.state == before.layers[3].rng.bit_generator.state
     assert [layer.training for layer in model.layers] == [layer.training for layer in before.layers]
     assert model.layers[2].forward.__func__ is type(model.layers[2]).forward  # the model's own methods
+
+
+LATE = '''class Late(Layer):
+    """Fails on its 21st forward, long after the first rows were tried."""
+
+    def __init__(self, features, dtype=np.float32):
+        super().__init__()
+        self.features, self.calls = features, 0
+
+    def forward(self, x):
+        self.calls += 1
+        if self.calls > 20:
+            raise ValueError(f"call {self.calls} went wrong")
+        return x
+
+    def backward(self, dout):
+        return dout
+
+    def config(self):
+        return {"features": self.features}
+'''
+
+
+def test_a_user_layer_that_raises_mid_run_is_one_line_naming_its_type_method_and_line(module_in_cwd, tmp_path):
+    name = module_in_cwd(HEADER + LATE)
+    (tmp_path / "c.yaml").write_text(config_with(name, "Late", ""))
+    result = invoke_cli(train.main, "c.yaml", "--import", name, "--out", "run", "--set", "training.epochs=20")
+    assert result.exit_code == 1
+    line = HEADER.count("\n") + LATE.splitlines().index("            raise ValueError(f\"call {self.calls} went wrong\")") + 1
+    assert result.output.splitlines()[-1] == (f"Error: {name}:Late.forward raised ValueError: call 21 went wrong "
+                                              f"({name}.py, line {line})")
+
+
+def test_an_exception_outside_a_users_layer_is_not_blamed_on_one(module_in_cwd):
+    from mlp_manual.layers.user_modules import blame_user_layer
+
+    name = module_in_cwd(HEADER + LATE)
+    with imported_layers([name]) as (late,):
+        layer = late.cls(4)
+        layer.calls = 20
+        try:
+            layer.forward(np.zeros((1, 4)))
+        except ValueError as e:
+            assert str(blame_user_layer(e)) == (f"{name}:Late.forward raised ValueError: call 21 went wrong "
+                                                f"({name}.py, line {HEADER.count(chr(10)) + 11})")
+        try:
+            np.zeros(2) @ np.zeros(3)
+        except ValueError as e:
+            assert blame_user_layer(e) is None

@@ -122,3 +122,20 @@ def users_type(layer) -> str | None:
     (a layer a script built by hand: its class name); None for a built-in layer."""
     t = type_of(layer)
     return type(layer).__name__ if t is None else t.name if t.module is not None else None
+
+
+def blame_user_layer(e: BaseException) -> UserCodeError | None:
+    """For an exception raised while a user's layer ran (a method of a layer of a user's type is
+    on its traceback), a UserCodeError naming that type, the method and its line; else None."""
+    found = None
+    tb = e.__traceback__
+    while tb is not None:  # outermost to innermost: the last such frame is the closest to the raise
+        t = type_of(tb.tb_frame.f_locals.get("self"))
+        if t is not None and t.module is not None:
+            found = (t.name, tb.tb_frame.f_code, tb.tb_lineno)
+        tb = tb.tb_next
+    if found is None:
+        return None
+    name, code, line = found
+    return UserCodeError(f"{name}.{code.co_name} raised {what_was_raised(e)} ({Path(code.co_filename).name}, "
+                         f"line {line})")
