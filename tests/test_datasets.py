@@ -175,3 +175,28 @@ def test_more_classes_than_points_is_refused_before_generating(name, key):
         load_dataset(DataConfig(name=name, n_samples=300, **{key: 10**12}), np.random.default_rng(0))
     assert str(e.value) == (f"{name}: data.{key} 1000000000000 is more than the 300 points to generate "
                             "(data.n_samples); every class needs a point")
+
+
+def test_a_value_beyond_float32_is_refused_in_float32_and_read_in_float64(tmp_path):
+    path = tmp_path / "d.csv"
+    path.write_text("a,b,label\n1,2,0\n1e39,4,1\n3,5,0\n-2,1,1\n")
+    cfg = DataConfig(name="csv", path=str(path), val_fraction=0, preprocess="standardize")
+    with pytest.raises(DataError, match=re.escape("line 3, column 1 (a): '1e39' is beyond float32's range "
+                                                  "(magnitudes up to 3.4e+38): it cannot be trained on in float32")):
+        load_dataset(cfg, np.random.default_rng(0), np.float32)
+    ds = load_dataset(cfg, np.random.default_rng(0), np.float64)
+    assert np.isfinite(ds.X_train).all() and ds.X_train.dtype == np.float64
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("standardize", "feature 2 (b) overflows float64 once preprocessed (data.preprocess: standardize), in the train "
+                    "split"),
+    ("scale", "the training values span too wide a range for data.preprocess: scale (their largest minus their "
+              "smallest overflows float64)")])
+def test_statistics_that_overflow_float64_name_the_feature(tmp_path, kind, message, recwarn):
+    path = tmp_path / "d.csv"
+    path.write_text("a,b,label\n1,1.5e308,0\n2,-1.5e308,1\n3,1e308,0\n4,-1e308,1\n")
+    cfg = DataConfig(name="csv", path=str(path), val_fraction=0, preprocess=kind)
+    with pytest.raises(DataError, match=re.escape(message)):
+        load_dataset(cfg, np.random.default_rng(0), np.float64)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]  # no numpy warning leaks

@@ -3,6 +3,7 @@ blows up, the end-of-run warning, and what reaches stderr and summary.json."""
 
 import json
 import os
+import re
 import signal
 import warnings
 
@@ -114,7 +115,8 @@ def test_the_runaway_learning_rate_run_warns_records_and_still_completes(tmp_pat
     assert len(stderr) == 2 and all(line.startswith("WARNING not learning: ") for line in stderr)
     assert "train_loss grew from" in stderr[0] and "at epoch 1," in stderr[0]
     assert "val_acc 0.3333 is no better than chance" in stderr[1] and "final weights, epoch 12" in stderr[1]
-    assert "epoch  1/12  train_loss 2.063e+21  " in result.stdout  # readable at any magnitude
+    # readable at any magnitude; the digits of a runaway loss depend on the CPU's last bits
+    assert re.search(r"^epoch  1/12  train_loss \d\.\d{3}e\+\d\d  ", result.stdout, re.M)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "completed"
     assert summary["warnings"] == [{"kind": "not_learning", "message": line} for line in stderr]

@@ -119,13 +119,24 @@ def test_the_model_file_describes_the_data(flowers):
     assert np.all(np.abs(np.array(spec["preprocess"]["shift"]) - raw.mean(axis=0)) < 0.2 * raw.std(axis=0))
 
 
+def same_predictions(a: str, b: str) -> bool:
+    """Two CSVs of ``--proba`` predictions agree: the same header and labels, and probabilities
+    within float32 rounding of the logits (a BLAS kernel may round a row differently in a matmul of
+    another height; a tiny probability's relative error is its logit's absolute error)."""
+    rows_a, rows_b = (list(csv.reader(io.StringIO(t))) for t in (a, b))
+    if rows_a[0] != rows_b[0] or [r[0] for r in rows_a] != [r[0] for r in rows_b]:
+        return False
+    p_a, p_b = (np.array([r[1:] for r in rows[1:]], dtype=np.float64) for rows in (rows_a, rows_b))
+    return np.allclose(p_a, p_b, rtol=1e-5, atol=0)
+
+
 def test_predictions_stream_in_chunks_with_the_same_answers_and_errors_that_name_the_line(flowers, tmp_path):
     predictor = load_predictor(flowers / "run" / "model.npz")
     whole, chunked, progress = io.StringIO(), io.StringIO(), []
     assert predict_file(predictor, flowers / "test.csv", whole, proba=True) == 60
     assert predict_file(predictor, flowers / "test.csv", chunked, proba=True, chunk_rows=7,
                         on_progress=progress.append) == 60
-    assert whole.getvalue() == chunked.getvalue() and len(progress) == 9
+    assert same_predictions(whole.getvalue(), chunked.getvalue()) and len(progress) == 9
     assert progress == sorted(progress) and progress[-1] == (flowers / "test.csv").stat().st_size
     lines = (flowers / "test.csv").read_text().splitlines()
     cells = lines[50].split(",")
@@ -221,3 +232,17 @@ def test_train_and_predict_write_to_sys_stdout_not_through_click_get_text_stream
     result = invoke_cli(train_main, "--config", "configs/xor.yaml", "--out", str(tmp_path / "xor"),
                         "--epochs", "2")
     assert result.exit_code == 0 and "epoch 2/2" in result.output
+
+
+def test_a_row_whose_outputs_overflow_is_an_error_and_no_nan_is_written(tmp_path, rng):
+    model = build_model([{"type": "linear"}], 2, 2, rng)
+    model.layers[0].params["W"][...] = 4.0
+    info = ModelInfo("classification", "softmax_cross_entropy", 2, Preprocessing(), ("cat", "dog"), ("a", "b"),
+                     ("label",), None, "0.1.0")
+    save_model(model, tmp_path / "m.npz", info=info)
+    (tmp_path / "x.csv").write_text("a,b\n1,2\n\n3e38,2e38\n")
+    result = invoke_cli(predict_main, "--model", str(tmp_path / "m.npz"), "--input", str(tmp_path / "x.csv"), "--proba")
+    assert result.exit_code == 1 and "nan" not in result.stdout
+    assert result.output.splitlines()[-1] == (
+        f"Error: {tmp_path / 'x.csv'}: line 4: the model's outputs overflow float32 (the row's inputs reach 3e+38 once "
+        "preprocessed, far beyond the training data's); no prediction is written for it")

@@ -10,7 +10,7 @@ import click
 
 from .. import __version__
 from ..errors import MLPManualError
-from ..layers.user_modules import imported_layers
+from ..layers.user_modules import blame_user_layer, imported_layers
 from ..runs.run_warnings import collect_warnings
 from .process import interrupted
 from .progress import clear_progress
@@ -110,11 +110,20 @@ def config_argument(fn):
 def import_option(fn):
     """``--import MODULE`` (repeatable): the layer classes of the user's module MODULE (a name
     importable from the current folder, or a .py file) are layer types while the command runs,
-    named ``MODULE:Class``. Place it below ``user_errors``; the callback does not see it."""
+    named ``MODULE:Class``. Place it below ``user_errors``; the callback does not see it. An
+    exception raised inside a layer of such a type becomes a UserCodeError naming the type."""
     @functools.wraps(fn)
     def wrapper(*args, imports=(), **kwargs):
         with imported_layers(imports):
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except MLPManualError:
+                raise
+            except Exception as e:
+                blamed = blame_user_layer(e)
+                if blamed is None:
+                    raise
+                raise blamed from None
     return click.option("--import", "imports", multiple=True, metavar="MODULE",
                         help="Make the layer classes of your module MODULE (a name importable from the current "
                              "folder, or a .py file) layer types named MODULE:Class (repeatable).")(wrapper)

@@ -18,14 +18,15 @@ class CsvData(NamedTuple):
 
 
 def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = True, delimiter: str = ",",
-             task: str = "classification", every_class: bool = True, key: str | None = None):
+             task: str = "classification", every_class: bool = True, key: str | None = None, dtype=np.float64):
     """Read a numeric CSV; one column is the target.
 
     Inputs: target, a column index (negative counts from the end) or, with a header, a name;
     task, "classification" (integer labels 0..C-1, or text labels mapped to 0..C-1 in sorted
     order) or "regression" (numbers); every_class, integer labels must cover 0..max with no gap
     (false for a validation or test file, which may lack a class); key, the config key the path
-    came from, named in every error beside the path.
+    came from, named in every error beside the path; dtype, the run's: a number beyond its range
+    is an error naming the cell (a float32 run cannot hold 1e39).
     Returns: CsvData (X, y, class_names, feature_names, target_name).
     """
     name = f"{path} ({key})" if key else path
@@ -68,7 +69,8 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
             raise DataError(f"{name}: target column {target} is out of range for {width} columns")
         t = target % width
     hint = "" if header else " (is the first row a header? set data.header: true)"
-    X = parse_numbers(rows, [k for k in range(width) if k != t], name, "trained on", first_row_hint=hint)
+    X = parse_numbers(rows, [k for k in range(width) if k != t], name, "trained on", first_row_hint=hint,
+                      column_names=names, dtype=dtype, remedy=TRAINING_REMEDY)
     feature_names = tuple(n for k, n in enumerate(names) if k != t) if names else None
     target_name = names[t] if names else None
     labels = [r[t].strip() for _, r in rows]
@@ -82,6 +84,9 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
                                 "regression") from None
             if not np.isfinite(y[i, 0]):
                 raise DataError(f"{name}: line {line}: target {v!r} is not a finite number")
+            if abs(y[i, 0]) > np.finfo(dtype).max:
+                raise DataError(f"{name}: line {line}: target {v!r} {beyond(dtype)}: it cannot be trained on in "
+                                f"{np.dtype(dtype).name}{TRAINING_REMEDY}")
         return CsvData(X, y, None, feature_names, target_name)
     single_class = DataError(f"{name}: the target column {repr(names[t]) if names else t + 1} holds a single "
                              f"class ({labels[0]!r}); classification needs at least 2 classes")
@@ -111,15 +116,25 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
     return CsvData(X, numeric.astype(np.int64), None, feature_names, target_name)
 
 
+TRAINING_REMEDY = "; correct the value, or train in float64 (dtype: float64)"
+
+
+def beyond(dtype) -> str:
+    """``is beyond float32's range (magnitudes up to 3.4e+38)``, for a message about a value."""
+    return f"is beyond {np.dtype(dtype).name}'s range (magnitudes up to {np.finfo(dtype).max:.2g})"
+
+
 def parse_numbers(rows: list, columns: list[int], name, purpose: str, first_row_hint: str = "",
-                  column_names: list[str] | None = None) -> np.ndarray:
+                  column_names: list[str] | None = None, dtype=np.float64, remedy: str = "") -> np.ndarray:
     """The cells ``columns`` (indices into each row) of ``rows`` [(line, cells), ...] as numbers.
 
-    Every cell must be a finite number; the error names the line and the column (1-based, and
-    its name when ``column_names`` is given) and says what NaN cannot be: ``purpose``.
+    Every cell must be a number that ``dtype`` holds as a finite value; the error names the line
+    and the column (1-based, and its name when ``column_names`` is given) and says what such a
+    value cannot be: ``purpose`` (and, beyond the dtype's range, what to do: ``remedy``).
     Returns: X (N, len(columns)) float64.
     """
     X = np.empty((len(rows), len(columns)))
+    largest = np.finfo(dtype).max
     for i, (line, r) in enumerate(rows):
         for j, k in enumerate(columns):
             cell = r[k]
@@ -127,10 +142,16 @@ def parse_numbers(rows: list, columns: list[int], name, purpose: str, first_row_
                 X[i, j] = float(cell)
             except ValueError:
                 where = _where(name, line, k, column_names)
+                if not cell.strip():
+                    raise DataError(f"{where}: the cell is empty; a missing value cannot be {purpose}: fill it in or "
+                                    "remove the row") from None
                 raise DataError(f"{where}: {cell.strip()!r} is not a number{first_row_hint if i == 0 else ''}") from None
             if not np.isfinite(X[i, j]):
                 raise DataError(f"{_where(name, line, k, column_names)}: {cell.strip()!r} is not a finite number "
                                 f"(NaN and infinity cannot be {purpose})")
+            if abs(X[i, j]) > largest:
+                raise DataError(f"{_where(name, line, k, column_names)}: {cell.strip()!r} {beyond(dtype)}: it cannot "
+                                f"be {purpose} in {np.dtype(dtype).name}{remedy}")
     return X
 
 

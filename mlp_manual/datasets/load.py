@@ -36,7 +36,7 @@ class Generated:
         """How many rows the config asks for, known before anything is generated."""
         return self.per_row * getattr(cfg, self.rows_key)
 
-    def __call__(self, cfg: DataConfig, rng: np.random.Generator) -> Dataset:
+    def __call__(self, cfg: DataConfig, rng: np.random.Generator, dtype=None) -> Dataset:
         if self.classes_key and getattr(cfg, self.classes_key) > self.rows(cfg):
             raise DataError(f"{cfg.name}: data.{self.classes_key} {short_repr(getattr(cfg, self.classes_key))} is "
                             f"more than the {self.rows(cfg)} points to generate (data.{self.rows_key}); every class "
@@ -46,17 +46,17 @@ class Generated:
         return Dataset(cfg.name, X, y, n_classes=classes)
 
 
-def _csv(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
+def _csv(cfg: DataConfig, rng: np.random.Generator, dtype=np.float64) -> Dataset:
     if not cfg.path:
         raise DataError("data.path is required for the csv dataset")
-    table = read_csv(cfg.path, cfg.target, cfg.header, cfg.delimiter, cfg.task, key="data.path")
+    table = read_csv(cfg.path, cfg.target, cfg.header, cfg.delimiter, cfg.task, key="data.path", dtype=dtype)
     X, y, names = table.X, table.y, table.class_names
     parts = {}
     for part in ("val", "test"):
         path = getattr(cfg, f"{part}_path")
         if path:
             Xp, yp, part_names, _, _ = read_csv(path, cfg.target, cfg.header, cfg.delimiter, cfg.task,
-                                                every_class=False, key=f"data.{part}_path")
+                                                every_class=False, key=f"data.{part}_path", dtype=dtype)
             if Xp.shape[1] != X.shape[1]:
                 raise DataError(f"{path}: has {Xp.shape[1]} feature columns, {cfg.path} has {X.shape[1]}")
             if names is not None:  # text labels: map by the training file's classes
@@ -79,7 +79,9 @@ def _csv(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
                    source=f"{cfg.path} (data.path)", task_key="data.task", **columns, **parts)
 
 
-LOADERS: dict[str, Callable[[DataConfig, np.random.Generator], Dataset]] = {
+# (config, generator, the run's dtype) -> Dataset; a loader of values that may not fit the dtype
+# (a user's file) refuses them, naming where they are
+LOADERS: dict[str, Callable[[DataConfig, np.random.Generator, np.dtype], Dataset]] = {
     "xor": Generated(synthetic.xor, "copies", 4, copies="copies", noise="noise"),
     "moons": Generated(synthetic.moons, n="n_samples", noise="noise"),
     "circles": Generated(synthetic.circles, n="n_samples", noise="noise"),
@@ -109,7 +111,7 @@ def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32,
     become the test set. ``val_fraction`` of the remaining training rows become the
     validation set (unless the loader supplied one).
     """
-    ds = LOADERS[cfg.name](cfg, rng)
+    ds = LOADERS[cfg.name](cfg, rng, np.dtype(dtype))
     for part in ("train", "val", "test"):
         X = getattr(ds, f"X_{part}")
         if X is not None:
@@ -125,6 +127,30 @@ def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32,
         if X is not None and len(X) == 0:
             raise DataError(f"{ds.source or cfg.name}: too few rows for the requested splits: the {part} split "
                             "is empty; lower data.val_fraction / data.test_fraction or add rows")
-    ds = preprocess(ds, cfg.preprocess, dtype, fitted)
-    cast = (lambda A: None if A is None else np.ascontiguousarray(A, dtype=dtype))
-    return replace(ds, X_train=cast(ds.X_train), X_val=cast(ds.X_val), X_test=cast(ds.X_test))
+    with np.errstate(over="ignore", invalid="ignore"):  # what overflows is reported below, by its split and feature
+        ds = preprocess(ds, cfg.preprocess, dtype, fitted)
+        cast = (lambda A: None if A is None else np.ascontiguousarray(A, dtype=dtype))
+        ds = replace(ds, X_train=cast(ds.X_train), X_val=cast(ds.X_val), X_test=cast(ds.X_test))
+    _check_preprocessed(ds, cfg, np.dtype(dtype))
+    return ds
+
+
+def _check_preprocessed(ds: Dataset, cfg: DataConfig, dtype: np.dtype) -> None:
+    """DataError, naming the feature, when preprocessing overflowed: statistics of raw values near
+    the dtype's limit (a sum or a square beyond float64), or a value scaled beyond the dtype."""
+    p = ds.preprocessing
+    stats = np.isfinite(p.shift) & np.isfinite(p.scale)  # (D,) for standardize, a number for scale
+    if np.ndim(stats) == 0 and not stats:
+        raise DataError(f"{ds.source or cfg.name}: the training values span too wide a range for data.preprocess: "
+                        f"{cfg.preprocess} (their largest minus their smallest overflows float64)")
+    bad = {"train": ~stats[None, :]} if not stats.all() else {}
+    for part in ("train", "val", "test"):
+        X = getattr(ds, f"X_{part}")
+        if not bad and X is not None and not np.isfinite(X).all():
+            bad[part] = ~np.isfinite(X)
+    for part, where in bad.items():
+        column = int(np.argwhere(where)[0][1])
+        feature = f" ({ds.feature_names[column]})" if ds.feature_names else ""
+        raise DataError(f"{ds.source or cfg.name}: feature {column + 1}{feature} overflows {dtype.name} once "
+                        f"preprocessed (data.preprocess: {cfg.preprocess}), in the {part} split: its values span too "
+                        "wide a range (near the largest numbers the dtype holds)")

@@ -3,7 +3,8 @@
 ``digits`` and ``mnist1d`` are small enough to live in ``mlp_manual/datasets/files/`` (inside the package,
 so an installed wheel has them too). ``mnist`` and ``fashion_mnist`` are found with
 ``datadir.locate`` and read from IDX files. Each loader has the ``LOADERS`` signature
-``(DataConfig, Generator) -> Dataset``; images are flattened to rows, pixels stay raw
+``(DataConfig, Generator, dtype) -> Dataset`` (their values all fit float32, so they ignore
+the run's dtype); images are flattened to rows, pixels stay raw
 (0..16 or 0..255) until ``data.preprocess`` scales them.
 
 N = samples, D = features (pixels).
@@ -50,7 +51,7 @@ def read_digits(path: Path = DIGITS_FILE):
     return table[:, :64], table[:, 64].astype(np.int64)
 
 
-def digits(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
+def digits(cfg: DataConfig, rng: np.random.Generator, dtype=None) -> Dataset:
     """UCI handwritten digits, 8x8; a seeded stratified test split of ``data.test_fraction``
     (DIGITS_TEST_FRACTION when it is 0)."""
     X, y = read_digits()
@@ -58,7 +59,7 @@ def digits(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
     return Dataset(cfg.name, X_train, y_train, X_test=X_test, y_test=y_test, n_classes=10, image_shape=(8, 8))
 
 
-def mnist1d(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
+def mnist1d(cfg: DataConfig, rng: np.random.Generator, dtype=None) -> Dataset:
     """MNIST-1D with its official split: 4000 training and 1000 test signals of 40 values."""
     try:
         with np.load(MNIST1D_FILE, allow_pickle=False) as npz:
@@ -94,7 +95,7 @@ def read_idx_dataset(name: str, data_dir=None) -> dict[str, np.ndarray]:
 
 
 def _idx_loader(class_names):
-    def load(cfg: DataConfig, rng: np.random.Generator) -> Dataset:
+    def load(cfg: DataConfig, rng: np.random.Generator, dtype=None) -> Dataset:
         arrays = read_idx_dataset(cfg.name, cfg.data_dir)
         return Dataset(cfg.name, arrays["X_train"], arrays["y_train"], X_test=arrays["X_test"],
                        y_test=arrays["y_test"], n_classes=10, class_names=class_names,

@@ -20,21 +20,24 @@ class RowFile:
     """The rows of ``path`` as chunks of at most ``chunk_rows`` rows.
 
     Inputs: n_features D and feature_names (the model's training columns, None when it has no
-    names); delimiter of a CSV. A ``.npy`` file is read by memory mapping and yields (N, D) or
-    (N, H, W) arrays as stored, for the caller to check against the model; a CSV yields (N, D)
-    float64 arrays of finite numbers, its columns in the training order.
-    Iterating yields (index of the first row, rows); ``bytes_read`` says how far it got.
+    names); delimiter of a CSV; dtype, the model's, whose range a CSV's numbers must fit. A
+    ``.npy`` file is read by memory mapping and yields (N, D) or (N, H, W) arrays as stored, for
+    the caller to check against the model; a CSV yields (N, D) float64 arrays of finite numbers
+    within the dtype's range, its columns in the training order.
+    Iterating yields (index of the first row, rows); ``bytes_read`` says how far it got, and
+    ``where`` names a row of the chunk last yielded (and a feature) in a message.
     """
 
     def __init__(self, path: str | os.PathLike, n_features: int | None, feature_names=None, delimiter: str = ",",
-                 chunk_rows: int = 4096):
-        self.path, self.name = path, str(path)
+                 chunk_rows: int = 4096, dtype=np.float64):
+        self.path, self.name, self.dtype = path, str(path), dtype
         self.n_features, self.feature_names = n_features, feature_names
         self.delimiter, self.chunk_rows = delimiter, chunk_rows
         if not os.path.isfile(path):
             raise DataError(f"{path}: no such input file")
         self.size = os.path.getsize(path)
         self.bytes_read = 0
+        self._start, self._lines, self._columns_of, self._header = 0, None, None, None
 
     def __iter__(self) -> Iterator[tuple[int, np.ndarray]]:
         if str(self.path).endswith(".npy"):
@@ -58,6 +61,7 @@ class RowFile:
         for start in range(0, max(len(X), 1), self.chunk_rows):  # an empty array still gives one chunk
             chunk = np.array(X[start:start + self.chunk_rows])  # copied out of the memory map
             self.bytes_read = int(self.size * min(1.0, (start + len(chunk)) / len(X)))
+            self._start = start
             yield start, chunk
 
     def _csv_chunks(self):
@@ -74,6 +78,7 @@ class RowFile:
             raise DataError(f"{self.name}: the file holds no rows")
         names = [c.strip() for c in first[1]] if self._is_header(first[1]) else None
         columns = self._columns(names, len(first[1]))
+        self._columns_of, self._header = columns, names
         width = len(first[1])
         chunk, start = [] if names else [first], 0
         for record in records:
@@ -117,8 +122,21 @@ class RowFile:
             raise DataError(f"{self.name}: the header names column {twice!r} more than once")
         return [names.index(f) for f in self.feature_names]
 
+    def where(self, row: int, feature: int | None = None) -> str:
+        """``new.csv: line 3, column 2 (stem_mm)`` or ``x.npy: row 5, column 1``: row ``row`` of
+        the chunk last yielded, and the model's input feature ``feature``, as the file has them."""
+        if self._lines is None:
+            return f"{self.name}: row {self._start + row}" + ("" if feature is None else f", column {feature}")
+        text = f"{self.name}: line {self._lines[row]}"
+        if feature is None:
+            return text
+        column = self._columns_of[feature]
+        return f"{text}, column {column + 1}" + (f" ({self._header[column]})" if self._header else "")
+
     def _numbers(self, records: list, columns: list[int], width: int, names) -> np.ndarray:
+        self._lines = [line for line, _ in records]
         for line, cells in records:
             if len(cells) != width:
                 raise DataError(f"{self.name}: line {line} has {len(cells)} columns, expected {width}")
-        return parse_numbers(records, columns, self.name, "predicted from", column_names=names)
+        return parse_numbers(records, columns, self.name, "predicted from", column_names=names, dtype=self.dtype,
+                             remedy=", the model's dtype")

@@ -111,6 +111,11 @@ class Widths:
         """Width arguments; ``output_width`` is given to the model's last output-sizing layer only."""
         return {}
 
+    def output(self, kwargs: dict) -> int | None:
+        """The output width a layer built with the width arguments ``kwargs`` must give, when the
+        rule fixes one (``out_features``); None when the layer decides."""
+        return None
+
 
 class KeepWidth(Widths):
     """Elementwise layers: no width arguments; the output is as wide as the input."""
@@ -142,6 +147,9 @@ class UnitsWidth(Widths):
                 raise ConfigError(f"{type_name} needs 'units' (only the last {type_name} may omit it)")
             units = output_width
         return {"in_features": width, "out_features": units}
+
+    def output(self, kwargs):
+        return kwargs["out_features"]
 
 
 KEEP, FEATURES, UNITS = KeepWidth(), FeaturesWidth(), UnitsWidth()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ..errors import ConfigError, LayerError, did_you_mean, short_repr, what_was_raised
+from . import user_checks
 from .activations import GELU, Identity, LeakyReLU, ReLU, Sigmoid, Softmax, Tanh
 from .base import Layer
 from .dropout import Dropout
@@ -60,10 +61,12 @@ class LayerType:
         if self.module is None:
             return self.cls(**kwargs, **extra)
         try:  # a user's constructor may raise anything; say so in one line
-            return self.cls(**kwargs, **extra)
+            layer = self.cls(**kwargs, **extra)
         except Exception as e:
             args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
             raise LayerError(f"{self.cls.__name__}({args}) raised {what_was_raised(e)}") from e
+        user_checks.check_constructed(layer, self.widths.output(kwargs), kwargs.get(self.widths.input))
+        return layer
 
     def build(self, spec: dict, width: int, rng, dtype, output_width: int | None = None,
               defaults: dict | None = None, where: str = "layer"):

@@ -4,6 +4,7 @@
 ``.py`` file, and registers every ``mlp_manual.Layer`` subclass it defines as the layer type
 ``my_layers:ClassName``, whose options and width rule its constructor declares
 (``declared_type``). Configs then name it, and model files that hold it load again.
+``check_user_layers`` tries a model's layers of such types once before a command uses them.
 """
 
 import importlib
@@ -18,7 +19,8 @@ from types import ModuleType
 from ..errors import LayerError, UserCodeError, what_was_raised
 from .base import Layer
 from .options import FEATURES, KEEP, UNITS, option_like
-from .registry import LAYERS, LayerType, register, unregister
+from .registry import LAYERS, LayerType, register, type_of, unregister
+from .user_checks import probe
 
 
 def import_module(text: str, source: str | None = None) -> ModuleType:
@@ -107,3 +109,33 @@ def declared_type(name: str, cls: type, module: str) -> LayerType:
             raise LayerError(f"{name}: the constructor argument {n!r} has the default {p.default!r}; an option's "
                              "default must be a number, a string, true or false, or None")
     return LayerType(name, cls, options, widths, wants, module)
+
+
+def check_user_layers(model, x) -> None:
+    """Try the model's layers of a user's types once on the first rows of ``x`` (N, D), before a
+    command does its work (``user_checks.probe``); UserCodeError names the layer and its type."""
+    probe(model, x, users_type)
+
+
+def users_type(layer) -> str | None:
+    """The type name of a layer of a user's type (``my_layers:Scale``), or of no registered type
+    (a layer a script built by hand: its class name); None for a built-in layer."""
+    t = type_of(layer)
+    return type(layer).__name__ if t is None else t.name if t.module is not None else None
+
+
+def blame_user_layer(e: BaseException) -> UserCodeError | None:
+    """For an exception raised while a user's layer ran (a method of a layer of a user's type is
+    on its traceback), a UserCodeError naming that type, the method and its line; else None."""
+    found = None
+    tb = e.__traceback__
+    while tb is not None:  # outermost to innermost: the last such frame is the closest to the raise
+        t = type_of(tb.tb_frame.f_locals.get("self"))
+        if t is not None and t.module is not None:
+            found = (t.name, tb.tb_frame.f_code, tb.tb_lineno)
+        tb = tb.tb_next
+    if found is None:
+        return None
+    name, code, line = found
+    return UserCodeError(f"{name}.{code.co_name} raised {what_was_raised(e)} ({Path(code.co_filename).name}, "
+                         f"line {line})")

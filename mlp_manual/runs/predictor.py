@@ -12,9 +12,11 @@ from typing import TextIO
 
 import numpy as np
 
+from ..datasets.csvfile import beyond
 from ..datasets.dataset import target_labels
 from ..datasets.rows import RowFile
 from ..errors import DataError
+from ..layers.user_modules import check_user_layers
 from ..losses import LOSSES
 from ..model import Model
 from ..training.evaluation import model_outputs
@@ -34,6 +36,7 @@ class Predictor:
     def __init__(self, model: Model, info: ModelInfo):
         self.model, self.info = model.eval(), info
         self.loss = LOSSES[info.loss] if info.task == "classification" else None
+        self._layers_checked = False  # a user's layers are tried once, on the first rows predicted
 
     @property
     def classes(self) -> list | None:
@@ -45,10 +48,13 @@ class Predictor:
         """The training CSV's feature columns (D,), in the order the model takes them."""
         return None if self.info.feature_names is None else list(self.info.feature_names)
 
-    def inputs(self, X, name: str = "X", first_row: int = 0) -> np.ndarray:
+    def inputs(self, X, name: str = "X", first_row: int = 0, where: Callable[..., str] | None = None) -> np.ndarray:
         """Raw rows -> model inputs (N, D) in the model's dtype. Raises DataError, naming ``name``
-        and the row (counted from ``first_row``), for a wrong shape or a value that is not finite."""
+        and the row (counted from ``first_row``), for a wrong shape or a value that is not finite
+        in the model's dtype, as it is or once preprocessed. ``where(row, feature)``, when given,
+        names a row and a feature instead (a CSV's line and column)."""
         X = np.asarray(X)
+        where = where or _array_where(name, first_row)
         shape, n = self.info.input_shape, self.info.n_features
         if X.dtype.kind not in "biuf":
             raise DataError(f"{name}: holds {X.dtype} values, not numbers")
@@ -60,18 +66,46 @@ class Predictor:
         bad = ~np.isfinite(X)
         if bad.any():
             row, column = np.argwhere(bad)[0]
-            raise DataError(f"{name}: row {first_row + row}, column {column}: {X[row, column]} is not a finite "
-                            "number (NaN and infinity cannot be predicted from)")
+            raise DataError(f"{where(row, column)}: {X[row, column]} is not a finite number (NaN and infinity "
+                            "cannot be predicted from)")
+        dtype = self.model.dtype
+        if X.dtype.kind == "f" and X.dtype.itemsize > dtype.itemsize:
+            too_big = np.abs(X) > np.finfo(dtype).max
+            if too_big.any():
+                row, column = np.argwhere(too_big)[0]
+                raise DataError(f"{where(row, column)}: {X[row, column]} {beyond(dtype)}: it cannot be predicted "
+                                f"from in {dtype.name}, the model's dtype")
+        raw = X
         if self.info.preprocessing:  # in float64, as in training
             X = self.info.preprocessing.apply(X.astype(np.float64))
-        return np.ascontiguousarray(X, dtype=self.model.dtype)
+        with np.errstate(over="ignore"):  # a value the cast makes infinite is reported below
+            X = np.ascontiguousarray(X, dtype=dtype)
+        bad = ~np.isfinite(X)
+        if bad.any():
+            row, column = np.argwhere(bad)[0]
+            raise DataError(f"{where(row, column)}: {raw[row, column]} is beyond {dtype.name}'s range once "
+                            f"preprocessed as in training ({self.info.preprocessing.kind}): the training values of "
+                            "this feature span a much smaller range")
+        return X
 
-    def outputs(self, X, name: str = "X", first_row: int = 0) -> np.ndarray:
-        """The model's outputs (N, K) for raw rows, computed in batches."""
-        X = self.inputs(X, name, first_row)  # (N, D)
+    def outputs(self, X, name: str = "X", first_row: int = 0, where: Callable[..., str] | None = None) -> np.ndarray:
+        """The model's outputs (N, K) for raw rows, computed in batches; DataError, naming the row
+        (as ``inputs`` does), when a row's outputs overflow the model's dtype."""
+        X = self.inputs(X, name, first_row, where)  # (N, D)
         if len(X) == 0:
             return np.empty((0, self.model.output_width(X.shape[1])), dtype=self.model.dtype)
-        return model_outputs(self.model, X)
+        if not self._layers_checked:
+            check_user_layers(self.model, X)
+            self._layers_checked = True
+        with np.errstate(all="ignore"):  # an overflow inside the model is reported below, by its row
+            out = model_outputs(self.model, X)  # (N, K)
+        bad = ~np.isfinite(out).all(axis=1)
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise DataError(f"{(where or _array_where(name, first_row))(row)}: the model's outputs overflow "
+                            f"{self.model.dtype.name} (the row's inputs reach {np.abs(X[row]).max():.3g} once "
+                            "preprocessed, far beyond the training data's); no prediction is written for it")
+        return out
 
     def predict(self, X) -> np.ndarray:
         """Class labels (N,) for a classifier; predicted values (N,), or (N, K) for K targets."""
@@ -96,9 +130,11 @@ class Predictor:
             return ["prediction"]
         return [f"prediction_{t}" for t in target_labels(self.info.target_names, width)]
 
-    def csv_rows(self, X, proba: bool = False, name: str = "X", first_row: int = 0) -> list[list[str]]:
-        """The rows of ``predict_file`` for raw rows X, numbers written with the model's precision."""
-        out = self.outputs(X, name, first_row)  # (N, K)
+    def csv_rows(self, X, proba: bool = False, name: str = "X", first_row: int = 0,
+                 where: Callable[..., str] | None = None) -> list[list[str]]:
+        """The rows of ``predict_file`` for raw rows X, numbers written with the model's precision;
+        errors name rows as ``inputs`` does."""
+        out = self.outputs(X, name, first_row, where)  # (N, K)
         digits = DIGITS.get(self.model.dtype.itemsize, 17)
         number = (lambda v: f"{v:.{digits}g}")
         if self.loss is None:
@@ -107,6 +143,11 @@ class Predictor:
         if not proba:
             return [[label] for label in labels]
         return [[label, *map(number, row)] for label, row in zip(labels, self.loss.probabilities(out))]
+
+
+def _array_where(name: str, first_row: int) -> Callable[..., str]:
+    """``where`` for an array: ``X: row 5, column 1``, rows counted from ``first_row``."""
+    return lambda row, column=None: f"{name}: row {first_row + row}" + ("" if column is None else f", column {column}")
 
 
 def load_predictor(path: str | os.PathLike) -> Predictor:
@@ -128,11 +169,11 @@ def predict_file(predictor: Predictor, path, out: TextIO, proba: bool = False, d
     row per input row to ``out``, a chunk at a time. ``on_progress(bytes read)`` is called after
     each chunk. Returns the number of rows written."""
     info = predictor.info
-    rows = RowFile(path, info.n_features, info.feature_names, delimiter, chunk_rows)
+    rows = RowFile(path, info.n_features, info.feature_names, delimiter, chunk_rows, predictor.model.dtype)
     writer = csv.writer(out, lineterminator="\n")
     written = 0
     for first_row, X in rows:  # the header is written once the first chunk is known to be good
-        lines = predictor.csv_rows(X, proba, str(path), first_row)
+        lines = predictor.csv_rows(X, proba, str(path), first_row, rows.where)
         if first_row == 0:
             writer.writerow(predictor.header(proba))
         writer.writerows(lines)

@@ -17,6 +17,7 @@ from ..datasets.load import dataset_label
 from ..datasets.split_record import SplitRecord
 from ..errors import ConfigError
 from ..layers.registry import LAYERS, all_specs
+from ..layers.user_modules import check_user_layers
 from ..losses import LOSSES, LossSpec
 from ..model import Model, build_model
 
@@ -60,6 +61,7 @@ def prepare(cfg: Config) -> Experiment:
     model = build_model(list(cfg.model.layers), data.n_features, out_width,
                         init_rng, dtype, cfg.model.init)
     loss.check_fit(label, data.n_classes, data.target_width, model.output_width(data.n_features))
+    check_user_layers(model, data.X_train)
     return Experiment(cfg, loss_targets(data, loss, dtype), model, loss, train_rng, split)
 
 
