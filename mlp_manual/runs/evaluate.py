@@ -20,6 +20,7 @@ from ..datasets.dataset import Dataset, target_labels
 from ..datasets.load import dataset_label
 from ..datasets.split_record import SplitRecord
 from ..errors import ConfigError, DataError
+from ..layers.user_modules import check_user_layers
 from ..losses import LOSSES, LossSpec
 from ..model import Model
 from ..training.evaluation import (
@@ -60,6 +61,7 @@ def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, d
     model, info = read_model(model_path)
     label = dataset_label(cfg.data.name, cfg.data.path)
     d = run_data(cfg, info.preprocessing)  # a missing data file is named here, by its loader
+    check_user_layers(model, d.X_train)
     if info.split is not None and not dataset:  # another dataset, asked for by name, has its own split
         difference = info.split.difference(SplitRecord.of(cfg.seed, cfg.data))
         if difference:
@@ -97,6 +99,7 @@ def evaluate_file(model_path, path, *, config_path=None) -> SplitEvaluation:
     y = _model_classes(table, info, path) if info.task == "classification" else table.y
     dtype = model.dtype
     X = info.preprocessing.apply(table.X.astype(np.float64), dtype)  # (N, D)
+    check_user_layers(model, X)
     loss = LOSSES[info.loss]
     n_classes = len(info.classes) if info.classes else None
     d = Dataset(name, X, y, n_classes=n_classes, class_names=tuple(map(str, info.classes)) if info.classes else None,
