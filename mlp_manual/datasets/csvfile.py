@@ -57,7 +57,9 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         if len(r) != width:
             raise DataError(f"{name}: line {line} has {len(r)} columns, expected {width}")
     if width < 2:
-        raise DataError(f"{name}: needs at least 2 columns (features and a target), found {width}")
+        first = rows[0][1] if names is None else names
+        raise DataError(f"{name}: needs at least 2 columns (features and a target), found {width}"
+                        + delimiter_hint(first, delimiter, "data.delimiter"))
     if isinstance(target, str):
         if names is None:
             raise DataError(f"{name}: target {target!r} is a column name, but header is false")
@@ -122,6 +124,13 @@ TRAINING_REMEDY = "; correct the value, or train in float64 (dtype: float64)"
 def beyond(dtype) -> str:
     """``is beyond float32's range (magnitudes up to 3.4e+38)``, for a message about a value."""
     return f"is beyond {np.dtype(dtype).name}'s range (magnitudes up to {np.finfo(dtype).max:.2g})"
+
+
+def delimiter_hint(cells: list[str], delimiter: str, option: str) -> str:
+    """``; is the file separated by ';'? (data.delimiter)`` when a line read as one cell holds
+    another common delimiter, else "": the one rule for a file read with the wrong delimiter."""
+    other = [d for d in ";,\t|" if d != delimiter and len(cells) == 1 and d in cells[0]]
+    return f"; the line is one column: is the file separated by {other[0]!r}? ({option})" if other else ""
 
 
 def parse_numbers(rows: list, columns: list[int], name, purpose: str, first_row_hint: str = "",

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..errors import DataError
-from .csvfile import parse_numbers
+from .csvfile import delimiter_hint, parse_numbers
 
 
 class RowFile:
@@ -113,8 +113,7 @@ class RowFile:
             return list(range(width))
         missing = [f for f in self.feature_names if f not in names]
         if missing:
-            other = [d for d in ";,\t|" if d != self.delimiter and len(names) == 1 and d in names[0]]
-            hint = f"; the header is one column: is the file separated by {other[0]!r}? (--delimiter)" if other else ""
+            hint = delimiter_hint(names, self.delimiter, "--delimiter")
             raise DataError(f"{self.name}: missing feature column{'s' if len(missing) > 1 else ''} "
                             f"{', '.join(missing)} (the model takes {', '.join(self.feature_names)}){hint}")
         twice = next((f for f in self.feature_names if names.count(f) > 1), None)
