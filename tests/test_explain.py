@@ -122,20 +122,22 @@ def test_rows_and_seed_pick_the_batch():
     assert "x (3, 2)" in a and a.splitlines()[0] != b.splitlines()[0]
 
 
-SCALAR_STEP = re.compile(r"^(\S+)\.grad \+= (.+) \* (\S+)\.grad  = (\S+) \* (\S+)  -> (\S+)$")
+SCALAR_STEP = re.compile(r"^(\S+)\.grad \+= (.+) \* (\S+)\.grad  = (\S+) \* (\S+) = (\S+); running total (\S+)$")
 
 
 def test_scalar_view_prints_chain_rule_steps_and_equals_the_matrix_pass():
     output = explain("--config", str(CONFIGS / "xor.yaml"), "--rows", "2", "--scalar")
     steps = [m for m in map(SCALAR_STEP.match, output.splitlines()) if m]
     assert len(steps) > 100
-    assert steps[0].groups()[1:] == ("1/2", "L", "0.5", "1", "0.5")  # loss[n].grad += 1/N * L.grad
+    assert steps[0].groups()[1:] == ("1/2", "L", "0.5", "1", "0.5", "0.5")  # loss[n].grad += 1/N * L.grad
     assert {"W0[0,0]", "b0[0]", "W2[7,1]", "b2[1]"} <= {m.group(1) for m in steps}
-    seen = set()
-    for m in steps:  # a value's first step adds to a zero grad: the result is local * out.grad
-        if m.group(1) not in seen:
-            seen.add(m.group(1))
-            assert float(m.group(6)) == pytest.approx(float(m.group(4)) * float(m.group(5)), rel=2e-3, abs=1e-12)
+    totals = {}
+    for m in steps:  # the product is local * out.grad; the running total adds the products of a value
+        product = float(m.group(6))
+        assert product == pytest.approx(float(m.group(4)) * float(m.group(5)), rel=2e-3, abs=1e-12)
+        totals[m.group(1)] = totals.get(m.group(1), 0.0) + product
+        assert float(m.group(7)) == pytest.approx(totals[m.group(1)], rel=1e-2, abs=1e-9)
+    assert any(list(m.group(1) for m in steps).count(name) > 1 for name in totals)  # some value is used twice
     agree = re.search(r"scalar and matrix passes agree to (\S+) \(max abs difference\)", output)
     assert float(agree.group(1)) < 1e-12
     for name in ("layers.0.W (2, 8)", "layers.0.b (8,)", "layers.2.W (8, 2)", "layers.2.b (2,)"):

@@ -34,7 +34,8 @@ class Value:
     def backward(self, log) -> None:
         for v, local, text in self.parents:
             v.grad += local * self.grad
-            log(f"{v.name}.grad += {text} * {self.name}.grad  = {local:.4g} * {self.grad:.4g}  -> {v.grad:.4g}")
+            log(f"{v.name}.grad += {text} * {self.name}.grad  = {local:.4g} * {self.grad:.4g} = "
+                f"{local * self.grad:.4g}; running total {v.grad:.4g}")
 
     def __repr__(self) -> str:
         return f"Value({self.name}={self.data:.4g}, grad={self.grad:.4g})"
