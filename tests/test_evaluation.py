@@ -205,3 +205,16 @@ def test_a_damaged_split_record_names_the_key(tmp_path):
     np.savez(run / "model.npz", **arrays)
     with pytest.raises(ModelFileError, match=r"damaged model spec \(split: files_sha256 must map"):
         evaluate_saved_model(run / "model.npz")
+
+
+def test_a_split_read_from_its_own_file_is_named_by_that_file(tmp_path):
+    rows = IRIS_LIKE.splitlines()
+    (tmp_path / "train.csv").write_text("\n".join(rows[:5] + rows[7:11]) + "\n")
+    (tmp_path / "held.csv").write_text("\n".join([rows[0], *rows[5:7], *rows[11:]]) + "\n")
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"data": {"name": "csv", "path": "train.csv", "test_path": "held.csv"},
+                                      "training": {"epochs": 2, "batch_size": 4}}))
+    assert CliRunner().invoke(train_main, ["--config", str(config), "--out", str(tmp_path / "run"), "-q"]).exit_code == 0
+    result = CliRunner().invoke(eval_main, ["--model", str(tmp_path / "run" / "model.npz")])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("held.csv test: 4 samples, loss ")

@@ -60,6 +60,7 @@ def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, d
     cfg = load_config(_run_config(model_path, config_path), overrides)
     model, info = read_model(model_path)
     label = dataset_label(cfg.data.name, cfg.data.path)
+    part_file = getattr(cfg.data, f"{split}_path", None)  # a split read from a file of its own
     d = run_data(cfg, info.preprocessing)  # a missing data file is named here, by its loader
     check_user_layers(model, d.X_train)
     if info.split is not None and not dataset:  # another dataset, asked for by name, has its own split
@@ -74,7 +75,7 @@ def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, d
                         f"(data.{split}_fraction is 0); its splits: {', '.join(held)}")
     loss = LOSSES[cfg.loss]
     check_saved_model(model, str(model_path), d, label, loss)
-    return _evaluate(model.astype(X.dtype), loss, label, split, X, y, d)
+    return _evaluate(model.astype(X.dtype), loss, Path(part_file).name if part_file else label, split, X, y, d)
 
 
 def evaluate_file(model_path, path, *, config_path=None) -> SplitEvaluation:
