@@ -230,3 +230,23 @@ def test_readme_pipeline_with_grid_search():
                                "mlpclassifier__hidden_layer_sizes": [(16,), (32, 16)]}, cv=3)
     grid.fit(X, y)
     assert grid.best_params_["mlpclassifier__lr"] == 0.01 and grid.best_score_ > 0.9
+
+
+def test_a_saved_estimator_is_a_model_file_mlp_predict_reads_without_a_note(tmp_path):
+    from click.testing import CliRunner
+
+    from mlp_manual.cli.predict import main as predict_main
+    from mlp_manual.sklearn import MLPClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = np.where(X[:, 0] > 0, "yes", "no")
+    clf = MLPClassifier(epochs=3).fit(X, y)
+    clf.save(tmp_path / "clf.npz")
+    (tmp_path / "new.csv").write_text("a,b\n1.5,0\n-1.5,0\n")
+    result = CliRunner().invoke(predict_main, ["--model", str(tmp_path / "clf.npz"), "--input",
+                                               str(tmp_path / "new.csv")])
+    assert result.exit_code == 0, result.output
+    assert "note:" not in result.output
+    assert result.output.splitlines()[0] == "prediction"
+    assert result.output.splitlines()[1:] == list(clf.predict(np.array([[1.5, 0.0], [-1.5, 0.0]])))

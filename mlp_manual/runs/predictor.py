@@ -159,8 +159,8 @@ def load_predictor(path: str | os.PathLike) -> Predictor:
     return Predictor(model, info)
 
 
-NO_PREPROCESSING = ("this model file carries no preprocessing (it was written before model files stored "
-                    "it): inputs are given to the model as they are")
+NO_PREPROCESSING = ("this model file carries no description of its preprocessing (saved without one, or by an "
+                    "mlp-manual before model files stored it): inputs are given to the model as they are")
 
 
 def predict_file(predictor: Predictor, path, out: TextIO, proba: bool = False, delimiter: str = ",",

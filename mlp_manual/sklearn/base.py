@@ -200,6 +200,27 @@ class MLPBase(BaseEstimator):
         self.best_loss_ = min(self.loss_curve_)
         self.n_iter_ = len(self.loss_curve_)
 
+    def save(self, path) -> None:
+        """Write the fitted model as a model file with the description of its data (task, loss,
+        classes, feature names), so that mlp-predict, ``load_predictor`` and mlp-export read it as
+        a file mlp-train wrote. The estimator takes its inputs as they are: no preprocessing."""
+        from .. import __version__
+        from ..datasets.dataset import Preprocessing
+        from ..runs.model_file import save_model
+        from ..runs.model_info import ModelInfo
+
+        check_is_fitted(self)
+        classes = None
+        if LOSSES[self._loss].classification:
+            labels = [c.item() if hasattr(c, "item") else c for c in self.classes_]
+            integers = all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in labels)
+            classes = tuple(labels) if integers else tuple(str(c) for c in labels)
+        names = getattr(self, "feature_names_in_", None)
+        info = ModelInfo("classification" if classes else "regression", self._loss, self.n_features_in_,
+                         Preprocessing(), classes, None if names is None else tuple(map(str, names)),
+                         None, None, __version__)
+        save_model(self.model_, path, info=info)
+
     def _record_epoch(self, row: dict) -> None:
         if self._validation is not None:
             self.validation_scores_.append(self._validation_score(row, *self._validation))
