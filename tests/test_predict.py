@@ -184,14 +184,14 @@ def test_an_image_model_takes_rows_or_images_and_regression_names_its_columns(tm
 def test_an_old_model_file_still_predicts_with_a_note_that_it_carries_no_preprocessing(tmp_path):
     model, info = read_model(FILES / "xor-model.npz")
     assert info.preprocessing is None and info.classes == (0, 1) and info.task == "classification"
-    with pytest.warns(UserWarning, match="carries no preprocessing"):
+    with pytest.warns(UserWarning, match="carries no description of its preprocessing"):
         predictor = load_predictor(FILES / "xor-model.npz")
     assert predictor.predict(np.array([[0, 0], [0, 1]])).tolist() == model.forward(
         np.array([[0, 0], [0, 1]], dtype=np.float32)).argmax(1).tolist()
     (tmp_path / "x.csv").write_text("0,0\n1,0\n")
     result = invoke_cli(predict_main, "--model", str(FILES / "xor-model.npz"), "--input", str(tmp_path / "x.csv"))
     assert result.exit_code == 0 and result.stdout.splitlines()[0] == "prediction" and len(result.stdout.splitlines()) == 3
-    assert "note: " in result.output and "carries no preprocessing" in result.output
+    assert "note: " in result.output and "carries no description of its preprocessing" in result.output
 
 
 def test_a_model_saved_without_a_description_predicts_its_raw_outputs(tmp_path, rng):
