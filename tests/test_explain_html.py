@@ -81,6 +81,15 @@ def step_to_end(browser) -> dict[str, list[float]]:
     return {r.get_attribute("data-key"): json.loads(r.get_attribute("data-values")) for r in rows}
 
 
+def steps_to(browser, text: str) -> int:
+    """The first step whose panel shows ``text``, walking back from the end."""
+    back = browser.find_element("id", "back")
+    while text not in browser.find_element("id", "panel").text:
+        assert back.is_enabled(), text
+        back.click()
+    return int(re.search(r"step=(\d+)", browser.current_url).group(1))
+
+
 def traced(overrides=(), rows=4, edit=None):
     """The pass mlp-explain makes of the XOR config; ``edit`` (key, index, value) changes one
     input or weight first."""
@@ -113,13 +122,21 @@ def gradients(result) -> dict[str, np.ndarray]:
     return grads
 
 
-@pytest.mark.parametrize("extra", [[], ["--scalar", "--rows", "2"]], ids=["tensors", "scalar"])
+RESIDUAL = ("model.layers=[{type: linear, units: 4}, {type: residual, layers: [{type: linear, units: 3}, tanh, "
+            "{type: linear}]}, {type: linear}]")
+
+
+@pytest.mark.parametrize("extra", [[], ["--scalar", "--rows", "2"], ["--set", RESIDUAL]],
+                         ids=["tensors", "scalar", "residual"])
 def test_stepping_through_the_pass_shows_every_gradient(browser, tmp_path, extra):
     path = write_page(tmp_path, "--config", str(XOR), *extra)
     assert path.stat().st_size <= 500_000
     open_page(browser, path)
+    if "--set" in extra:  # x feeds the block and its skip: the page adds the two contributions
+        step_to_end(browser)
+        browser.get(path.as_uri() + "#step=" + str(steps_to(browser, "sum of the 2 contributions")))
     shown = step_to_end(browser)
-    expected = gradients(traced(rows=2 if extra else 4))
+    expected = gradients(traced(extra[1:2] if "--set" in extra else (), rows=2 if "--scalar" in extra else 4))
     assert set(shown) == set(expected)
     for key, grad in expected.items():
         assert shown[key] == np.ravel(grad).tolist(), key  # the very numbers mlp-manual computed
@@ -166,7 +183,9 @@ def test_the_chain_example_reads_as_the_textbook_table(browser, tmp_path):
     assert_offline_and_clean(browser)
 
 
-@pytest.mark.parametrize("name, args", [("xor.html", ["--config", str(XOR)]), ("chain.html", ["--example", "chain"])])
+@pytest.mark.parametrize("name, args", [("xor.html", ["--config", str(XOR)]),
+                                        ("xor-scalar.html", ["--config", str(XOR), "--rows", "2", "--scalar"]),
+                                        ("chain.html", ["--example", "chain"])])
 def test_the_docs_pages_are_up_to_date(tmp_path, name, args):
     """The committed page is what the command writes now: the same text around the pass's JSON,
     and the same numbers within 1e-12 (the last bits of a matrix product differ across CPUs)."""
@@ -196,7 +215,7 @@ def test_html_errors_are_one_line_usage_errors(tmp_path):
     result = invoke_cli(main, "--html", str(tmp_path / "c.html"), "--example", "chain", "--config", str(XOR))
     assert result.exit_code == 2 and "takes no --config" in result.output
     result = invoke_cli(main, "--html", str(tmp_path / "c.html"), "--example", "chian")
-    assert result.exit_code == 2 and "'chian' is not one of 'chain'" in result.output
+    assert result.exit_code == 2 and "Invalid value for '--example': 'chian'" in result.output
 
 
 def test_the_readme_command_writes_the_page(tmp_path, monkeypatch):

@@ -23,6 +23,7 @@ from .trace import BlockEnd, Trace
 RECOMPUTED = {"linear", "tanh", "relu", "leaky_relu", "sigmoid", "identity", "add",
               "softmax_cross_entropy", "mse", "bce_with_logits", "mul", "square"}
 MAX_EDITABLE = 200  # inputs and weights given a number field; a larger pass is shown, not edited
+SHOWN = 64  # values embedded per tensor of a pass too large to edit: the page shows the first few
 
 
 def tensor(a) -> dict:
@@ -78,6 +79,9 @@ def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
     editable = ["X"] + [k for op in ops for k in op["inputs"] if k not in outputs and k not in ("X", "y")]
     small = sum(len(values[k]["data"]) for k in editable) <= MAX_EDITABLE
     recomputable = all(op["op"] in RECOMPUTED for op in ops)
+    if not (small and recomputable):
+        for t in [*values.values(), *grads.values(), *(c for op in ops for c in op["contrib"].values())]:
+            del t["data"][SHOWN:]
     return {"title": title, "loss": "loss", "scalar": scalar,
             "nodes": [{"key": n.key, "label": n.label.split("\n")[0], "kind": n.kind, "x": n.x, "y": n.y}
                       for n in graph.nodes],

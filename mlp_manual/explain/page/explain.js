@@ -18,10 +18,10 @@ function at(shape, i) {  // flat index -> "[n,j]"
 function show(t, most) {  // a tensor as its shape and its first numbers
   if (!t) return "";
   most = most || 8;
-  const d = t.data;
+  const d = t.data, n = size(t.shape);
   if (t.shape.length === 0) return fmt(d[0]);
   const shown = d.slice(0, most).map(fmt).join(", ");
-  return "(" + t.shape.join(", ") + (t.shape.length === 1 ? ",)" : ")") + " [" + shown + (d.length > most ? ", … " + d.length + " values" : "") + "]";
+  return "(" + t.shape.join(", ") + (t.shape.length === 1 ? ",)" : ")") + " [" + shown + (n > most ? ", … " + n + " values" : "") + "]";
 }
 const sigmoid = (z) => (z >= 0 ? 1 / (1 + Math.exp(-z)) : Math.exp(z) / (1 + Math.exp(z)));
 
@@ -67,6 +67,10 @@ function forward(op, V) {
   }
   return { shape: [], data: [total / z.length] };
 }
+const LOSSES = ["softmax_cross_entropy", "mse", "bce_with_logits"];
+const known = (op) => op.op === "linear" || op.op === "leaky_relu" || op.op in ELEMENTWISE ||
+  ["add", "mul", "square"].includes(op.op) || LOSSES.includes(op.op);
+const whole = (t) => t.data.length === size(t.shape);  // a large pass embeds only the first values
 function terms(op, V, input) {  // [{t, u, local, text}] in the order the += steps run
   const ins = op.inputs.map((k) => V[k]), out = V[op.out], x = ins[0], which = op.inputs.indexOf(input);
   const name = { x: op.inputs[0], out: op.out };
@@ -204,7 +208,7 @@ function drawGraph() {
 function short(t) {
   if (!t) return "";
   const head = t.data.slice(0, 2).map((v) => Number(v.toPrecision(3)).toString()).join(" ");
-  return (t.shape.length ? "(" + t.shape.join(",") + ") " : "") + head + (t.data.length > 2 ? " …" : "");
+  return (t.shape.length ? "(" + t.shape.join(",") + ") " : "") + head + (size(t.shape) > 2 ? " …" : "");
 }
 function drawState() {
   for (const g of document.querySelectorAll("#graph .node")) {
@@ -244,6 +248,7 @@ function panel(title, formula, rows, backward) {
   box.appendChild(dl);
 }
 function localText(op, input) {
+  if (!known(op) || !op.inputs.every((k) => whole(state.values[k]))) return "(see the formula)";
   const ts = terms(op, state.values, input);
   if (op.op === "linear") return input === op.inputs[0] ? "W: " + show(state.values[op.inputs[1]]) : input === op.inputs[1] ? op.inputs[0] + ": " + show(state.values[op.inputs[0]]) : "1 for every row";
   if (op.op === "add") return "1";
@@ -283,7 +288,7 @@ function drawPanel() {
   ];
   if (uses[s.input] > 1) {
     const parts = contributions(s.input).slice(0, s.use);
-    const sum = parts.reduce((a, c) => a.map((v, k) => v + c.data[k]));
+    const sum = parts.reduce((a, c) => a.map((v, k) => v + c.data[k]), new Array(parts[0].data.length).fill(0));
     rows.push([s.use === uses[s.input] ? "sum of the " + uses[s.input] + " contributions" : "contribution " + s.use + " of " + uses[s.input] + ", sum so far",
       parts.map((c) => show(c, 4)).join(" + ") + " = " + show({ shape: contrib.shape, data: sum })]);
   }
