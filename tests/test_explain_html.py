@@ -180,6 +180,13 @@ def test_the_chain_example_reads_as_the_textbook_table(browser, tmp_path):
     assert rows == ["dL/dL 1", "dL/de 8", "dL/dd 8", "dL/dc 8", "dL/da -24", "dL/db 16"]
     assert browser.find_element("id", "loss").text == "16"
     assert "running total" in browser.find_element("id", "panel").text
+    browser.find_element("css selector", "#edit-box summary").click()
+    field = browser.find_element("css selector", '#edits input[data-key="a"]')
+    field.clear()
+    field.send_keys("3")  # L = (3 * -3 + 10)^2 = 1, dL/de = 2, dL/da = 2 b = -6, dL/db = 2 a = 6
+    rows = [r.text for r in browser.find_elements("css selector", "#grads tbody tr")]
+    assert rows == ["dL/dL 1 Δ 0", "dL/de 2 Δ -6", "dL/dd 2 Δ -6", "dL/dc 2 Δ -6", "dL/da -6 Δ 18", "dL/db 6 Δ -10"]
+    assert browser.find_element("id", "loss").text == "1"
     assert_offline_and_clean(browser)
 
 
@@ -214,6 +221,13 @@ def test_html_errors_are_one_line_usage_errors(tmp_path):
     assert result.exit_code == 2 and "--example writes a page: give --html too" in result.output
     result = invoke_cli(main, "--html", str(tmp_path / "c.html"), "--example", "chain", "--config", str(XOR))
     assert result.exit_code == 2 and "takes no --config" in result.output
+    result = invoke_cli(main, "--config", str(ROOT / "configs" / "moons.yaml"), "--scalar", "--rows", "200",
+                        "--set", "model.layers=[{type: linear, units: 2}, tanh, {type: linear}]",
+                        "--html", str(tmp_path / "m.html"))
+    assert result.exit_code == 1 and result.output.endswith(
+        "Error: --html --scalar makes a step of every += and is for small passes: this one has 412 inputs and "
+        "weights, the limit is 200; take fewer --rows\n")
+    assert not (tmp_path / "m.html").exists()
     result = invoke_cli(main, "--html", str(tmp_path / "c.html"), "--example", "chian")
     assert result.exit_code == 2 and "Invalid value for '--example': 'chian'" in result.output
 

@@ -16,6 +16,7 @@ from importlib import resources
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..losses import LOSSES
 from .graph import build_graph
 from .trace import BlockEnd, Trace
@@ -79,6 +80,10 @@ def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
     editable = ["X"] + [k for op in ops for k in op["inputs"] if k not in outputs and k not in ("X", "y")]
     small = sum(len(values[k]["data"]) for k in editable) <= MAX_EDITABLE
     recomputable = all(op["op"] in RECOMPUTED for op in ops)
+    if scalar and not small:
+        n = sum(len(values[k]["data"]) for k in editable)
+        raise ConfigError(f"--html --scalar makes a step of every += and is for small passes: this one has {n:,} "
+                          f"inputs and weights, the limit is {MAX_EDITABLE}; take fewer --rows")
     if not (small and recomputable):
         for t in [*values.values(), *grads.values(), *(c for op in ops for c in op["contrib"].values())]:
             del t["data"][SHOWN:]
