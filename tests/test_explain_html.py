@@ -175,6 +175,11 @@ def test_the_chain_example_reads_as_the_textbook_table(browser, tmp_path):
     path = tmp_path / "chain.html"
     assert invoke_cli(main, "--html", str(path), "--example", "chain").exit_code == 0
     open_page(browser, path)
+    keys = pytest.importorskip("selenium.webdriver.common.keys").Keys
+    body = browser.find_element("tag name", "body")
+    body.send_keys(keys.ARROW_RIGHT, keys.ARROW_RIGHT, keys.ARROW_LEFT, keys.ARROW_RIGHT, keys.ARROW_RIGHT)
+    assert browser.find_element("id", "counter").text == "step 3 of 9 · forward"
+    assert browser.find_element("id", "panel").text.startswith("Forward: L (square)\nL = e^2")
     step_to_end(browser)
     rows = [r.text for r in browser.find_elements("css selector", "#grads tbody tr")]
     assert rows == ["dL/dL 1", "dL/de 8", "dL/dd 8", "dL/dc 8", "dL/da -24", "dL/db 16"]
