@@ -102,6 +102,10 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
     weights = f"trained weights from {model_path}" if model_path else f"initial weights (seed {cfg.seed})"
     header = (f"{cfg.name}: training rows {format_rows(picked)} of {len(X)} ({cfg.data.name}), {weights}, "
               f"loss {cfg.loss}")
+    if html_path:  # before any output: a pass too large for the page is refused in one line
+        from ..explain.html import pass_data
+
+        page = pass_data(result, f"{cfg.name}: one forward and backward pass ({weights})", scalar)
     say(format_trace(result, header))
     if scalar:
         from ..explain.scalar import format_scalar_pass
@@ -115,9 +119,7 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
         plot_graph(build_graph(result), graph_path, f"{cfg.name}: forward (solid) and backward (dashed)")
         say(f"wrote {graph_path}")
     if html_path:
-        from ..explain.html import pass_data
-
-        write_page(pass_data(result, f"{cfg.name}: one forward and backward pass ({weights})", scalar), html_path)
+        write_page(page, html_path)
 
 
 def write_page(data: dict, path: Path) -> None:
