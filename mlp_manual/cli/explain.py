@@ -6,6 +6,7 @@ import click
 import numpy as np
 
 from ..errors import ModelFileError
+from ..explain.html import EXAMPLES
 from ..explain.trace import MAX_ELEMENTS, trace
 from .common import (
     config_argument,
@@ -35,10 +36,15 @@ from .common import (
 @click.option("--graph", "graph_path", metavar="PNG",
               help="Also draw the pass as a computation graph into this .png file.")
 @click.option("--scalar", is_flag=True,
-              help="Redo the pass one scalar at a time, printing every chain-rule step (tiny models only).")
+              help="Redo the pass one scalar at a time, printing every chain-rule step (tiny models only); "
+                   "with --html, the page steps through every += of the chain rule.")
+@click.option("--html", "html_path", metavar="HTML",
+              help="Also write a self-contained page that steps through the pass in a browser.")
+@click.option("--example", type=click.Choice(sorted(EXAMPLES)),
+              help="With --html: write a built-in worked example instead (chain: L = (a*b + c)^2).")
 @user_errors
 @import_option
-def main(config_path, overrides, model_path, rows, seed, max_elements, graph_path, scalar):
+def main(config_path, overrides, model_path, rows, seed, max_elements, graph_path, scalar, html_path, example):
     """Show backpropagation happen on a config's model and a few rows of its data.
 
     Prints the forward pass layer by layer (formula, shapes, values), the loss and the gradient
@@ -48,16 +54,30 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
     gradients that agree. The model runs as a float64 copy in training mode; dropout draws one
     mask, which the checks reuse.
 
+    With --html, the pass is also written as one HTML file that works offline: Step and Back (or
+    the arrow keys) walk the forward pass, then the backward pass with each formula's numbers
+    plugged in; the inputs and weights of a small network can be edited, and the URL keeps the
+    step and the edits.
+
     \b
     Examples:
       mlp-explain --config configs/xor.yaml
       mlp-explain --config configs/xor.yaml --rows 2 --scalar
       mlp-explain --model runs/moons/model.npz --graph graph.png
+      mlp-explain --config configs/xor.yaml --html explain.html
+      mlp-explain --html chain.html --example chain
     """
     from ..config import load_config
     from ..explain.text import format_trace
     from ..training.experiment import prepare
 
+    if example:
+        if not html_path:
+            raise click.UsageError("--example writes a page: give --html too")
+        if config_path or model_path or overrides:
+            raise click.UsageError("--example is a built-in page: it takes no --config, --model or --set")
+        write_page(EXAMPLES[example](), output_file(html_path, "--html", ".html"))
+        return
     if not config_path and not model_path:
         raise click.UsageError("give --config, or --model with a config.yaml beside it")
     config_path = Path(config_path) if config_path else Path(model_path).with_name("config.yaml")
@@ -65,6 +85,8 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
         raise click.UsageError(f"{config_path}: no run config beside the model; pass --config")
     if graph_path:
         graph_path = output_file(graph_path, "--graph", ".png")
+    if html_path:
+        html_path = output_file(html_path, "--html", ".html")
     cfg = load_config(config_path, list(overrides))
     exp = prepare(cfg)
     model = exp.model
@@ -80,6 +102,10 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
     weights = f"trained weights from {model_path}" if model_path else f"initial weights (seed {cfg.seed})"
     header = (f"{cfg.name}: training rows {format_rows(picked)} of {len(X)} ({cfg.data.name}), {weights}, "
               f"loss {cfg.loss}")
+    if html_path:  # before any output: a pass too large for the page is refused in one line
+        from ..explain.html import pass_data
+
+        page = pass_data(result, f"{cfg.name}: one forward and backward pass ({weights})", scalar)
     say(format_trace(result, header))
     if scalar:
         from ..explain.scalar import format_scalar_pass
@@ -92,6 +118,16 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
 
         plot_graph(build_graph(result), graph_path, f"{cfg.name}: forward (solid) and backward (dashed)")
         say(f"wrote {graph_path}")
+    if html_path:
+        write_page(page, html_path)
+
+
+def write_page(data: dict, path: Path) -> None:
+    from ..explain.html import render
+    from ..files import write_text
+
+    write_text(path, render(data))
+    say(f"wrote {path}")
 
 
 def load_weights(model, path, config_path) -> None:

@@ -1,0 +1,148 @@
+"""A traced pass as one self-contained HTML page that steps through it in the browser.
+
+The page holds the pass as JSON: every tensor's values, every gradient mlp-manual computed, and
+the operations between them, each with the contribution it sends back to each of its inputs
+(dx, dW, ...). Its script (page/explain.js, inline) walks the forward pass op by op, then the
+backward pass contribution by contribution (with ``scalar``, each ``+=`` of the chain rule on one
+scalar), and for small networks recomputes the pass when an input or a weight is edited. The
+graph is laid out by explain.graph, as for ``--graph``. Nothing is fetched: script and style are
+inline and a Content-Security-Policy forbids every connection.
+
+N = rows, D = input features of a layer, H = its output features, K = model outputs.
+"""
+
+import json
+from importlib import resources
+
+import numpy as np
+
+from ..errors import ConfigError
+from ..losses import LOSSES
+from .graph import build_graph
+from .trace import BlockEnd, Trace
+
+RECOMPUTED = {"linear", "tanh", "relu", "leaky_relu", "sigmoid", "identity", "add",
+              "softmax_cross_entropy", "mse", "bce_with_logits", "mul", "square"}
+MAX_EDITABLE = 200  # inputs and weights given a number field; a larger pass is shown, not edited
+SHOWN = 64  # values embedded per tensor of a pass too large to edit: the page shows the first few
+
+
+def tensor(a) -> dict:
+    a = np.asarray(a, dtype=np.float64)
+    return {"shape": list(a.shape), "data": [float(v) for v in a.ravel()]}
+
+
+def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
+    """The JSON the page runs on: graph, values, gradients and ops of the traced pass."""
+    graph = build_graph(result)
+    values, grads, ops = {"X": tensor(result.X)}, {}, []
+    previous, block_input = "X", {}
+    for step in result.steps:
+        if isinstance(step, BlockEnd):
+            b = step.block
+            if step.end == "fork":
+                block_input[b.name] = previous
+                continue
+            last = previous
+            values[b.name], grads[b.name] = tensor(b.out), tensor(b.dout)
+            ops.append({"out": b.name, "op": "add", "inputs": [last, block_input[b.name]],
+                        "formula": b.layer.forward_formula or "out = x + f(x)",
+                        "backward": {last: "df(x) = dout", block_input[b.name]: "dx += dout (skip)"},
+                        "contrib": {last: tensor(b.dout), block_input[b.name]: tensor(b.dout)}})
+            previous = b.name
+            continue
+        layer, key = step.layer, step.name
+        values[key], grads[key] = tensor(step.out), tensor(step.dout)
+        inputs = [previous] + [f"{key}.{k}" for k in layer.params]
+        formulas = layer.backward_formulas
+        op = {"out": key, "op": step.type, "inputs": inputs,
+              "formula": layer.forward_formula or "(no formula given)",
+              "backward": {previous: formulas.get("dx", "dx = (no formula given)")},
+              "contrib": {previous: tensor(step.grads["dx"])}}
+        if step.type == "leaky_relu":
+            op["slope"] = layer.slope
+        for k in layer.params:
+            values[f"{key}.{k}"], grads[f"{key}.{k}"] = tensor(layer.params[k]), tensor(step.grads[k])
+            op["backward"][f"{key}.{k}"] = formulas.get(k, f"d{k} = (no formula given)")
+            op["contrib"][f"{key}.{k}"] = tensor(step.grads[k])
+        ops.append(op)
+        previous = key
+    if result.steps and "X" not in grads:
+        first = next(op for op in ops if "X" in op["inputs"])
+        grads["X"] = first["contrib"]["X"]
+    loss = result.loss
+    spec = LOSSES[loss.name]
+    values["y"], values["loss"], grads["loss"] = tensor(loss.targets), tensor(loss.value), tensor(1.0)
+    ops.append({"out": "loss", "op": loss.name, "inputs": [previous, "y"], "formula": spec.formula,
+                "backward": {previous: spec.seed_formula}, "contrib": {previous: tensor(loss.dlogits)}})
+    grads[previous] = tensor(loss.dlogits)
+    outputs = {op["out"] for op in ops}
+    editable = ["X"] + [k for op in ops for k in op["inputs"] if k not in outputs and k not in ("X", "y")]
+    small = sum(len(values[k]["data"]) for k in editable) <= MAX_EDITABLE
+    recomputable = all(op["op"] in RECOMPUTED for op in ops)
+    if scalar and not small:
+        n = sum(len(values[k]["data"]) for k in editable)
+        raise ConfigError(f"--html --scalar makes a step of every += and is for small passes: this one has {n:,} "
+                          f"inputs and weights, the limit is {MAX_EDITABLE}; take fewer --rows")
+    if not (small and recomputable):
+        for t in [*values.values(), *grads.values(), *(c for op in ops for c in op["contrib"].values())]:
+            del t["data"][SHOWN:]
+    return {"title": title, "loss": "loss", "scalar": scalar,
+            "nodes": [{"key": n.key, "label": n.label.split("\n")[0], "kind": n.kind, "x": n.x, "y": n.y}
+                      for n in graph.nodes],
+            "edges": [{"source": e.source, "target": e.target, "direction": e.direction, "bend": e.bend}
+                      for e in graph.edges],
+            "values": values, "grads": grads, "ops": ops,
+            "editable": editable if small and recomputable else []}
+
+
+def chain_data() -> dict:
+    """The classic worked example L = (a*b + c)^2 at a = 2, b = -3, c = 10, computed in numpy:
+    d = a*b, e = d + c, L = e^2, so dL/de = 2e = 8 = dL/dd = dL/dc, dL/da = 8 b, dL/db = 8 a."""
+    a, b, c = np.float64(2.0), np.float64(-3.0), np.float64(10.0)
+    d = a * b  # fwd: d = a * b
+    e = d + c  # fwd: e = d + c
+    L = e * e  # fwd: L = e^2
+    dL = np.float64(1.0)  # the seed, dL/dL
+    de = 2 * e * dL  # fwd: L = e^2  =>  de = 2 e dL
+    dd, dc = de, de  # fwd: e = d + c  =>  dd = de, dc = de
+    da, db = b * dd, a * dd  # fwd: d = a * b  =>  da = b dd, db = a dd
+    t = tensor
+    return {"title": "L = (a*b + c)^2, the chain rule by hand", "loss": "L", "scalar": True,
+            "nodes": [{"key": "a", "label": "a", "kind": "data", "x": -2.4, "y": 0.0},
+                      {"key": "b", "label": "b", "kind": "data", "x": 0.0, "y": 0.0},
+                      {"key": "d", "label": "d = a * b", "kind": "output", "x": -1.2, "y": -1.6},
+                      {"key": "c", "label": "c", "kind": "data", "x": 1.4, "y": -1.6},
+                      {"key": "e", "label": "e = d + c", "kind": "output", "x": 0.0, "y": -3.2},
+                      {"key": "L", "label": "L = e^2", "kind": "loss", "x": 0.0, "y": -4.8}],
+            "edges": [{"source": s, "target": t_, "direction": "forward", "bend": None}
+                      for s, t_ in [("a", "d"), ("b", "d"), ("d", "e"), ("c", "e"), ("e", "L")]]
+            + [{"source": t_, "target": s, "direction": "backward", "bend": None}
+               for s, t_ in [("a", "d"), ("b", "d"), ("d", "e"), ("c", "e"), ("e", "L")]],
+            "values": {"a": t(a), "b": t(b), "c": t(c), "d": t(d), "e": t(e), "L": t(L)},
+            "grads": {"L": t(dL), "e": t(de), "d": t(dd), "c": t(dc), "a": t(da), "b": t(db)},
+            "ops": [{"out": "d", "op": "mul", "inputs": ["a", "b"], "formula": "d = a * b",
+                     "backward": {"a": "da = b * dd", "b": "db = a * dd"}, "contrib": {"a": t(da), "b": t(db)}},
+                    {"out": "e", "op": "add", "inputs": ["d", "c"], "formula": "e = d + c",
+                     "backward": {"d": "dd = 1 * de", "c": "dc = 1 * de"}, "contrib": {"d": t(dd), "c": t(dc)}},
+                    {"out": "L", "op": "square", "inputs": ["e"], "formula": "L = e^2",
+                     "backward": {"e": "de = 2 e * dL"}, "contrib": {"e": t(de)}}],
+            "editable": ["a", "b", "c"]}
+
+
+EXAMPLES = {"chain": chain_data}
+
+
+def render(data: dict) -> str:
+    """The whole page: template, style, script and the pass's JSON, inline."""
+    folder = resources.files(__package__) / "page"
+    page = (folder / "explain.html").read_text(encoding="utf-8")
+    payload = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    return (page.replace("{{title}}", escape(data["title"]))
+            .replace("{{style}}", (folder / "explain.css").read_text(encoding="utf-8"))
+            .replace("{{data}}", payload)
+            .replace("{{script}}", (folder / "explain.js").read_text(encoding="utf-8")))
+
+
+def escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
