@@ -50,7 +50,19 @@ class TrainingDiverged(Exception):
 
 
 class TrainingInterrupted(Exception):
-    """Training stopped on request (Ctrl-C) after finishing a step; the CLI exits with code 130."""
+    """Training stopped on request (Ctrl-C, SIGTERM, SIGHUP) after finishing a step; the CLI exits
+    with 128 + the signal's number (130 for Ctrl-C). ``signum`` is the signal that asked."""
+
+    signum = 2  # SIGINT
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP outside the training steps: handled wherever Ctrl-C is (every file is
+    written atomically), with the signal's own exit code."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
 
 
 class GradcheckError(MLPManualError):

@@ -1,4 +1,5 @@
-"""Kill loops: mlp-train stopped again and again by kill -9 or Ctrl-C at random (seeded) moments,
+"""Kill loops: mlp-train stopped again and again by kill -9, Ctrl-C, SIGTERM or SIGHUP at random
+(seeded) moments,
 from its start through its checkpoint writes to its final files, then resumed each time, ends
 with the files of an uninterrupted run.
 
@@ -46,15 +47,16 @@ def start(args):
 
 
 def check_stopped(proc, err: str, sig: int, log: list[str]) -> None:
-    """kill -9 ends the process. Ctrl-C ends it with 130 and one line once the command runs;
-    before that (Python still starting or importing) and after it (Python shutting down, the
-    run complete) Python's own handling ends it, with 1 or the signal, never inside main."""
+    """kill -9 ends the process. Ctrl-C, SIGTERM and SIGHUP end it with 128 + the signal's number
+    and one line once the command runs; before that (Python still starting or importing) and after
+    it (Python shutting down, the run complete) Python's own handling ends it, with 1 or the
+    signal, never inside main."""
     if sig == signal.SIGKILL:
         assert proc.returncode == -signal.SIGKILL, (err, log)
-    elif proc.returncode == 130:
+    elif proc.returncode == 128 + sig:
         assert err.startswith("Interrupted") and len(err.strip().splitlines()) == 1, (err, log)
     else:
-        assert proc.returncode == -signal.SIGINT or (proc.returncode == 1 and "Fatal Python error" in err), (err, log)
+        assert proc.returncode == -sig or (proc.returncode == 1 and "Fatal Python error" in err), (err, log)
         assert not COMMAND_FRAME.search(err), (err, log)
 
 
@@ -83,7 +85,7 @@ def stop_and_resume(fresh: list[str], cut, span: float, rng, log: list[str]) -> 
     args = fresh
     for _ in range(SIGNALS):
         proc = start(args)
-        sig = signal.SIGKILL if rng.random() < 0.5 else signal.SIGINT
+        sig = [signal.SIGKILL, signal.SIGINT, signal.SIGTERM, signal.SIGHUP][int(rng.integers(4))]
         try:
             proc.wait(timeout=rng.uniform(0, span))
         except subprocess.TimeoutExpired:

@@ -29,9 +29,9 @@ def user_errors(fn):
             return fn(*args, **kwargs)
         except MLPManualError as e:
             raise click.ClickException(str(e)) from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM and SIGHUP (Terminated)
             clear_progress()
-            interrupted()
+            interrupted(getattr(e, "signum", 2))
     return wrapper
 
 

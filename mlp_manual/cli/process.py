@@ -18,33 +18,49 @@ prints ``Interrupted.`` and exits with 130, as Ctrl-C before a run starts does.
 import atexit
 import gc
 import importlib
+import signal
 import sys
 
-INTERRUPTED_EXIT = 130
 
-
-def interrupted() -> None:
-    """End the process after Ctrl-C outside a run's training steps: one line, exit code 130."""
+def interrupted(signum: int = 2) -> None:
+    """End the process after Ctrl-C (or SIGTERM, SIGHUP) outside a run's training steps: one
+    line, exit code 128 + the signal's number (130 for Ctrl-C)."""
     try:
-        sys.stderr.write("Interrupted.\n")
+        sys.stderr.write("Interrupted.\n" if signum == 2 else f"Interrupted by signal {signum}.\n")
         sys.stderr.flush()
-    except (OSError, ValueError):  # standard error closed too: the exit code says it
+    except (OSError, ValueError):  # standard error closed too (a terminal gone): the exit code says it
         pass
-    sys.exit(INTERRUPTED_EXIT)
+    sys.exit(128 + signum)
+
+
+def terminate_like_ctrl_c() -> None:
+    """Make SIGTERM and SIGHUP raise Terminated (a KeyboardInterrupt) in the main thread, so a
+    command ends on them as on Ctrl-C, in one line, instead of dying silently; during a run's
+    training steps ``runs.interruptions.stop_on_signals`` takes them over and saves the run."""
+    from ..errors import Terminated
+
+    def handler(signum, frame):
+        raise Terminated(signum)
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), handler)
 
 
 def run_as_program(command) -> None:
-    """Run the click ``command`` on ``sys.argv`` as this process's main program."""
+    """Run the click ``command`` on ``sys.argv`` as this process's main program; SIGTERM and
+    SIGHUP end it as Ctrl-C does (``terminate_like_ctrl_c``)."""
     atexit.register(gc.freeze)
+    terminate_like_ctrl_c()
     command()
 
 
 def _program(module: str):
     def program() -> None:
+        terminate_like_ctrl_c()
         try:
             command = importlib.import_module(program.module).main
-        except KeyboardInterrupt:  # Ctrl-C while the command's modules load: nothing has started
-            interrupted()
+        except KeyboardInterrupt as e:  # Ctrl-C (or SIGTERM) while the command's modules load: nothing has started
+            interrupted(getattr(e, "signum", 2))
         run_as_program(command)
     program.module = f"{__package__}.{module}"  # whose click command ``main`` it runs
     program.__doc__ = f"The console script of {program.module}."

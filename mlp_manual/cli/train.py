@@ -8,6 +8,7 @@ import click
 from ..config import load_config
 from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from ..runs.folder import make_run_dir
+from ..runs.interruptions import signal_name
 from ..runs.run import resume_run, train_run
 from ..training.experiment import prepare
 from .common import (
@@ -18,7 +19,6 @@ from .common import (
     version_option,
     warnings_on_stderr,
 )
-from .process import INTERRUPTED_EXIT
 from .progress import StepBar, clear_progress
 
 DIVERGED_EXIT = 3
@@ -70,7 +70,8 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
       mlp-train scaled.yaml --import my_layers --log-every 10
 
     Exit codes: 0 done, 1 a mistake in the input, 2 a usage error, 3 training diverged
-    (non-finite loss or gradient), 130 interrupted with Ctrl-C (resume with --resume).
+    (non-finite loss or gradient), 130 interrupted with Ctrl-C, 143 with SIGTERM, 129 with SIGHUP
+    (resume with --resume).
     """
     if resume_dir and (config_path or overrides or seed is not None or data_dir or diagnostics or init_from):
         raise click.UsageError("--resume continues a run with its saved config; it takes no --config, --set, "
@@ -119,17 +120,25 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
         sys.exit(DIVERGED_EXIT)
     except TrainingInterrupted as e:
         clear_progress()
-        say(interrupted_line(e.run_dir), err=True)
-        sys.exit(INTERRUPTED_EXIT)
+        try:
+            say(interrupted_line(e.run_dir, e.signum), err=True)
+        except OSError:  # SIGHUP: the terminal may be gone; the exit code and summary.json say it
+            pass
+        sys.exit(128 + e.signum)
     if quiet and last:
         say(last[0])
 
 
-def interrupted_line(run_dir: Path) -> str:
-    """What to do after Ctrl-C: resume the run, or, before its config was saved, start it again."""
+def interrupted_line(run_dir: Path, signum: int = 2) -> str:
+    """What to do after Ctrl-C (or SIGTERM, SIGHUP): resume the run from its checkpoint; start it
+    again from its config when no step was saved; or, before its config was saved, from scratch."""
+    how = "Interrupted" if signum == 2 else f"Interrupted by {signal_name(signum)}"
+    if (run_dir / "checkpoint.npz").is_file():
+        return f"{how}: {run_dir} is saved. Resume with: mlp-train --resume {run_dir}"
     if (run_dir / "config.yaml").is_file():
-        return f"Interrupted: {run_dir} is saved. Resume with: mlp-train --resume {run_dir}"
-    return f"Interrupted before the run started; nothing was saved in {run_dir}"
+        return (f"{how} before the first checkpoint: nothing trained is saved in {run_dir}. Start it again "
+                f"from its config with: mlp-train --resume {run_dir}")
+    return f"{how} before the run started; nothing was saved in {run_dir}"
 
 
 def run_find_lr(cfg, out, overwrite, echo):

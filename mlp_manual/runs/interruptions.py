@@ -1,6 +1,11 @@
-"""Ctrl-C during a run: inside the training steps it stops the trainer after its current step
-(which then writes a checkpoint); anywhere else it stops at once, every file being written
-atomically, and the run folder is named for the resume.
+"""Ctrl-C, SIGTERM and SIGHUP during a run: inside the training steps they stop the trainer after
+its current step (which then writes a checkpoint); anywhere else they stop at once, every file
+being written atomically, and the run folder is named for the resume.
+
+SIGTERM is what ``docker stop``, Kubernetes, Slurm, ``systemctl stop`` and ``timeout`` send;
+SIGHUP, a closed terminal. A second Ctrl-C stops at once (the files stay whole: each is written
+to a temporary name and renamed); a second SIGTERM or SIGHUP is ignored while the first is being
+honoured, so a scheduler that repeats its signal does not cut the save short.
 """
 
 import signal
@@ -11,23 +16,46 @@ from ..errors import TrainingDiverged, TrainingInterrupted
 from ..training.trainer import Trainer
 
 
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+class StopRequest:
+    """The signal that asked a run to stop (SIGINT until one arrives)."""
+
+    signum = signal.SIGINT
+
+
 @contextmanager
-def stop_on_sigint(trainer: Trainer):
-    """While training, Ctrl-C asks the trainer to stop after its current step (a second Ctrl-C
-    stops at once)."""
+def stop_on_signals(trainer: Trainer):
+    """While training, Ctrl-C, SIGTERM and SIGHUP ask the trainer to stop after its current step;
+    yields the StopRequest that records which signal did."""
+    request = StopRequest()
+
     def handler(signum, frame):
         if trainer.stop_requested:
-            raise KeyboardInterrupt
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt  # a second Ctrl-C: at once
+            return  # a repeated SIGTERM or SIGHUP: the first is being honoured
+        request.signum = signum
         trainer.stop_requested = True
     try:
-        previous = signal.signal(signal.SIGINT, handler)
+        previous = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
     except ValueError:  # not the main thread: leave signals alone
-        yield
+        yield request
         return
     try:
-        yield
+        yield request
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def signal_name(signum: int) -> str:
+    """SIGTERM, SIGHUP, SIGINT."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 @contextmanager
@@ -40,7 +68,7 @@ def ends_named(run_dir: Path):
     except (TrainingDiverged, TrainingInterrupted) as e:
         e.run_dir = run_dir
         raise
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         interrupted = TrainingInterrupted()
-        interrupted.run_dir = run_dir
+        interrupted.run_dir, interrupted.signum = run_dir, getattr(e, "signum", signal.SIGINT)
         raise interrupted from None

@@ -12,13 +12,14 @@ its checkpoint, and one whose training is complete but whose summary.json is mis
 writes only its final files again.
 """
 
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from .. import files
 from ..config import Config, dump_config, load_config, with_absolute_paths
-from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
+from ..errors import ConfigError, Terminated, TrainingDiverged, TrainingInterrupted
 from ..readable import readable
 from ..training.diagnostics import Recorder
 from ..training.experiment import Experiment, prepare
@@ -29,7 +30,7 @@ from .checkpoint import load_checkpoint, restore, save_checkpoint
 from .epoch_log import EpochLog
 from .finish import finish
 from .folder import epochs_done, make_run_dir, refuse_complete
-from .interruptions import ends_named, stop_on_sigint
+from .interruptions import ends_named, signal_name, stop_on_signals
 from .run_lock import claim_run_dir
 from .run_warnings import collect_warnings
 from .warm_start import warm_start
@@ -139,16 +140,18 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
         try:
             if ckpt is None and not cfg.model.init_from:  # the check is for fresh weights
                 check_initial_loss(exp)
-            with stop_on_sigint(trainer):
+            with stop_on_signals(trainer) as request:
                 trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
         except TrainingDiverged as e:
             finish(exp, trainer, run_dir, "diverged", started, echo, warned, str(e))
             raise
-        except TrainingInterrupted:
-            finish(exp, trainer, run_dir, "interrupted", started, echo, warned, "interrupted by the user (SIGINT)")
+        except TrainingInterrupted as e:
+            e.signum = request.signum
+            who = "the user (SIGINT)" if e.signum == signal.SIGINT else signal_name(e.signum)
+            finish(exp, trainer, run_dir, "interrupted", started, echo, warned, f"interrupted by {who}")
             raise
-    if trainer.stop_requested:  # Ctrl-C after the last step: the finished training is saved, resume finishes it
-        raise KeyboardInterrupt
+    if trainer.stop_requested:  # a signal after the last step: the finished training is saved, resume finishes it
+        raise KeyboardInterrupt if request.signum == signal.SIGINT else Terminated(request.signum)
     status, reason = "completed", None
     if trainer.early_stopping.stopped:
         status, reason = "stopped_early", trainer.early_stopping.stop_message(trainer.history.last())
