@@ -227,3 +227,15 @@ def test_a_diverged_run_ends_in_its_error_line_without_numpy_warnings(tmp_path):
     assert proc.returncode == 3
     assert proc.stderr.startswith("Error: training diverged at step 1") and "Warning" not in proc.stderr
     assert (tmp_path / "run" / "decision_boundary.png").is_file()
+
+
+def test_a_long_run_prints_about_twenty_evenly_spaced_epoch_lines_by_default(tmp_path):
+    from click.testing import CliRunner
+
+    from mlp_manual.cli.train import main
+
+    default = CliRunner().invoke(main, ["configs/xor.yaml", "--out", str(tmp_path / "a")])
+    epochs = [int(line.split()[1].split("/")[0]) for line in default.output.splitlines() if line.startswith("epoch ")]
+    assert epochs == [1, *range(15, 301, 15)]  # 300 epochs: the first, then every 15th, the last among them
+    every = CliRunner().invoke(main, ["configs/xor.yaml", "--out", str(tmp_path / "b"), "--log-every", "1"])
+    assert sum(line.startswith("epoch ") for line in every.output.splitlines()) == 300

@@ -48,8 +48,9 @@ DIVERGED_EXIT = 3
               help="Step budget of --overfit-batch.")
 @click.option("--find-lr", is_flag=True, help="Only sweep the learning rate and write lr_find.png.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only the final line (and warnings).")
-@click.option("--log-every", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
-              help="Print every N-th epoch line (the first and the last always).")
+@click.option("--log-every", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Print every N-th epoch line (the first and the last always); default: about 20 evenly "
+                   "spaced lines (every line up to 39 epochs).")
 @user_errors
 @warnings_on_stderr
 @import_option

@@ -3,15 +3,20 @@
 from collections.abc import Callable
 
 
+LINES = 20  # epoch lines a long run prints by default
+
+
 class EpochLog:
-    """An ``echo`` for a run that prints only every ``every``-th epoch line, plus the first one
-    it is given and the last: the line of epoch ``last_epoch``, or, when training ends earlier
+    """An ``echo`` for a run that prints only every ``every``-th epoch line (None: about LINES
+    evenly spaced ones, every ``last_epoch // LINES``-th), plus the first one it is given and the last: the line of epoch ``last_epoch``, or, when training ends earlier
     (early stopping), the line held back, which is printed before the next line of any other kind.
 
     Call it with any other line to print that line; call ``epoch(n, line)`` for epoch lines.
     """
 
-    def __init__(self, echo: Callable[[str], None], every: int = 1, last_epoch: int | None = None):
+    def __init__(self, echo: Callable[[str], None], every: int | None = 1, last_epoch: int | None = None):
+        if every is None:
+            every = max(1, (last_epoch or 1) // LINES)
         self.echo, self.every, self.last_epoch = echo, every, last_epoch
         self.printed_one = False
         self.held: str | None = None  # the latest epoch line not printed

@@ -45,7 +45,7 @@ def epoch_line(cfg: Config, row: dict) -> str:
 
 
 def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
-              echo: Callable[[str], None] = print, log_every: int = 1, on_step: StepCallback | None = None) -> dict:
+              echo: Callable[[str], None] = print, log_every: int | None = 1, on_step: StepCallback | None = None) -> dict:
     """Prepare, train, and write a new run folder (``out``, by default under runs/). Returns the
     summary (also in summary.json). ``cfg.model.init_from`` names a model file whose weights
     start the run. ``echo`` prints every ``log_every``-th epoch line (and the first and last);
@@ -68,7 +68,7 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
 
 
 def resume_run(run_dir: str, echo: Callable[[str], None] = print, epochs: int | None = None,
-               log_every: int = 1, on_step: StepCallback | None = None) -> dict:
+               log_every: int | None = 1, on_step: StepCallback | None = None) -> dict:
     """Continue the run in ``run_dir`` with its saved config, like ``train_run``: from its
     checkpoint, from the first epoch when it was stopped before its first checkpoint, or, when
     its training is complete but summary.json (written last) is missing or stale, only the
