@@ -101,16 +101,24 @@ def _finite(values) -> list[float]:
     return [v for v in values if v is not None and np.isfinite(v)]
 
 
+PLATEAU = 0.01  # accuracy that moves less than this after the first tenth of the epochs has plateaued
+
+
 def zoom_accuracy(ax, series) -> None:
     """Fit the y axis of an accuracy plot to the values after the first tenth of the epochs
     (the fast climb of the first epochs would squash the rest), within [0, 1] and a little
-    margin, never narrower than 0.05, and say so in a corner when earlier values fall below it. ``series``: one list of
-    values per line, epoch by epoch, None where missing. Runs of under 10 epochs show all."""
+    margin, never narrower than 0.05, and say so in a corner when earlier values fall below it.
+    A run whose accuracy has plateaued by then (it moves less than PLATEAU) shows its whole curve,
+    climb included: zoomed, it would be one flat line. ``series``: one list of values per line,
+    epoch by epoch, None where missing. Runs of under 10 epochs show all."""
     skip = max(len(values) for values in series) // 10
     kept = _finite(v for values in series for v in values[skip:])
     if not kept:
         return
     lo, hi = min(kept), max(kept)
+    if hi - lo < PLATEAU:  # the run reached its plateau early (xor at 100%): the climb is the story
+        every = _finite(v for values in series for v in values)
+        lo, skip = min(every), 0
     margin = max(0.05 * (hi - lo), (0.05 - (hi - lo)) / 2)  # at least 5 points of accuracy in view
     top = min(hi + margin, 1.01)
     bottom = max(min(lo - margin, top - 0.05), -0.01)  # at 100% the window moves down, not above 1
