@@ -115,9 +115,14 @@ def test_out_folder_that_is_a_file(tmp_path):
     assert result.exit_code == 1 and result.output.strip() == f"Error: output folder {f} exists and is a file"
 
 
-def test_missing_config_is_a_usage_error():
-    result = run()
-    assert result.exit_code == 2 and "Missing the config: give it as CONFIG or --config PATH" in result.output
+def test_without_a_config_mlp_train_trains_the_documented_defaults(tmp_path):
+    from mlp_manual.config import Config
+
+    result = run("--out", str(tmp_path / "run"), "-q", "--set", "training.epochs=2")
+    assert result.exit_code == 0, result.output
+    saved = (tmp_path / "run" / "config.yaml").read_text()
+    assert f"name: {Config().name}" not in saved and "name: defaults" in saved
+    assert f"lr: {Config().optimizer.lr}" in saved and f"name: {Config().data.name}" in saved
 
 
 def test_a_positional_config_is_the_same_as_the_option(tmp_path):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from ..config import load_config
+from ..config import config_from_dict, load_config
 from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
 from ..runs.folder import make_run_dir
 from ..runs.interruptions import signal_name
@@ -77,9 +77,6 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
     if resume_dir and (config_path or overrides or seed is not None or data_dir or diagnostics or init_from):
         raise click.UsageError("--resume continues a run with its saved config; it takes no --config, --set, "
                                "--seed, --data-dir, --diagnostics or --init-from (only --epochs)")
-    if not resume_dir and not config_path:
-        raise click.UsageError("Missing the config: give it as CONFIG or --config PATH, or continue a run with "
-                               "--resume RUN_DIR.")
     last = []  # the last line printed or held back, for --quiet (one line: a long run holds no more)
     bar = None if quiet else StepBar(sys.stdout)
 
@@ -104,7 +101,8 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
                 overrides.append(f"training.epochs={epochs}")
             if init_from is not None:
                 overrides.append(f"model.init_from={init_from}")
-            cfg = load_config(config_path, overrides)
+            cfg = (load_config(config_path, overrides) if config_path else  # no config: the documented defaults
+                   config_from_dict({"name": "defaults"}, "the defaults (no config given)", overrides))
             if overfit_batch:
                 from ..training.sanity import overfit_batch as run_overfit
                 if not run_overfit(prepare(cfg), overfit_batch, max_steps, echo):
