@@ -244,3 +244,9 @@ def test_a_long_run_prints_about_twenty_evenly_spaced_epoch_lines_by_default(tmp
     assert epochs == [1, *range(15, 301, 15)]  # 300 epochs: the first, then every 15th, the last among them
     every = CliRunner().invoke(main, ["configs/xor.yaml", "--out", str(tmp_path / "b"), "--log-every", "1"])
     assert sum(line.startswith("epoch ") for line in every.output.splitlines()) == 300
+
+
+def test_a_set_fixes_a_value_of_the_file_before_it_is_validated(tmp_path):
+    (tmp_path / "c.yaml").write_text("optimizer: {lr: -1}\ntraining: {epochs: 2}\n")
+    result = run(str(tmp_path / "c.yaml"), "--set", "optimizer.lr=0.1", "--out", str(tmp_path / "run"), "-q")
+    assert result.exit_code == 0, result.output

@@ -201,12 +201,34 @@ def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config must be a mapping of sections, got {type(raw).__name__}")
     raw = plain(raw)  # a copy that overrides can change
-    cfg = _build(Config, raw, "", source)  # errors in the file are reported against the file
-    if overrides:
+    _refuse_unknown_keys(raw, source)  # every unknown key of the file at once
+    if overrides:  # before validation: a --set may fix a value of the file
         for text in overrides:
             path, value = parse_override(text)
             _apply_override(raw, path, value, text)
         source = f"{source} with --set {short_text(' '.join(overrides))}"
-        cfg = _build(Config, raw, "", source)
+    cfg = _build(Config, raw, "", source)
     check_memory(cfg, source)
     return cfg
+
+
+def _unknown_keys(raw, cls, prefix: str = "") -> list[str]:
+    """Each unknown key of ``raw`` (a dict for section ``cls``) and of its sections, dotted, with
+    its did-you-mean."""
+    if not isinstance(raw, dict):
+        return []
+    hints, found = typing.get_type_hints(cls), []
+    for k, v in raw.items():
+        if k not in hints:
+            found.append(short_repr(prefix + str(k)) + _unknown_key(str(k), cls, prefix))
+        elif dataclasses.is_dataclass(hints[k]):
+            found += _unknown_keys(v, hints[k], f"{prefix}{k}.")
+    return found
+
+
+def _refuse_unknown_keys(raw: dict, source: str) -> None:
+    """ConfigError naming every unknown key when there are several (one is reported by ``_build``,
+    as it always was)."""
+    found = _unknown_keys(raw, Config)
+    if len(found) > 1:
+        raise ConfigError(f"{source}: unknown keys: {', '.join(found)}")
