@@ -5,6 +5,7 @@ Every one is a ``ValueError`` so that callers who do not know our types still ca
 """
 
 import difflib
+import errno
 import re
 import reprlib
 
@@ -63,6 +64,51 @@ class Terminated(KeyboardInterrupt):
     def __init__(self, signum: int):
         super().__init__(signum)
         self.signum = signum
+
+
+class MachineError(Exception):
+    """The machine failed a command: a full disk, a folder made read-only, removed or renamed, a
+    file-size limit (``ulimit -f``), an I/O error, too little memory. Not a mistake in the input,
+    so not an MLPManualError: the CLI reports it in one line and exits with code 4. ``path`` is
+    the file or folder concerned (or None); the message says what failed and what to do next.
+    ``run_dir`` is set to the run folder when it ended a run (``runs.interruptions.ends_named``)."""
+
+    def __init__(self, message: str, path=None):
+        super().__init__(message)
+        self.path = path
+
+
+# What to do next, by the errno of a failed file operation
+REMEDIES = {
+    errno.ENOSPC: "free some space on its disk",
+    errno.EDQUOT: "free some space (the disk quota is used up)",
+    errno.EROFS: "the file system is mounted read-only: write somewhere else",
+    errno.EACCES: "make its folder writable by this user, or write somewhere else",
+    errno.EPERM: "make its folder writable by this user, or write somewhere else",
+    errno.ENOENT: "its folder was removed or renamed while the command ran",
+    errno.ENOTDIR: "its folder was replaced by a file while the command ran",
+    errno.EFBIG: "raise the file-size limit (ulimit -f)",
+    errno.EIO: "check the disk (dmesg)",
+    errno.ENOMEM: "free some memory",
+    errno.ESTALE: "check the network file system's mount",
+}
+
+
+def machine_error(e: OSError, path, doing: str = "write") -> Exception:
+    """The one-line MachineError for ``e``, an OSError raised while the command was ``doing``
+    ("write", "create", "read") ``path``: what failed, on which file, what to do next. An
+    OSError of another kind (a bug, not the machine) is returned unchanged."""
+    remedy = REMEDIES.get(e.errno)
+    if remedy is None:
+        return e
+    return MachineError(f"cannot {doing} {path} ({e.strerror or e}): {remedy}", path)
+
+
+def out_of_memory(doing: str = "", size: str | None = None) -> MachineError:
+    """The MachineError for a MemoryError raised while ``doing`` (``loading data/train.csv``)."""
+    asked = f" (it needs {size})" if size else ""
+    return MachineError(f"out of memory{' ' + doing if doing else ''}{asked}: close other programs, raise the memory limit "
+                        "(ulimit -v), or use less data or a smaller model")
 
 
 class GradcheckError(MLPManualError):

@@ -11,6 +11,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import struct
 import tempfile
 import zipfile
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ModelFileError
+from .errors import ModelFileError, machine_error
 
 
 @contextlib.contextmanager
@@ -28,11 +29,16 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; on success, move it onto ``path``.
 
     The temporary file keeps the final suffix, so libraries that choose a format by
-    extension (matplotlib, ``np.savez``) write the right one.
+    extension (matplotlib, ``np.savez``) write the right one. A failure of the machine (a full
+    disk, a folder made read-only or removed, ``ulimit -f``) raises MachineError naming
+    ``path``; the temporary file is removed whatever happens, and its removal never raises.
     """
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".tmp{path.suffix}")
-    os.close(fd)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=f".tmp{path.suffix}")
+        os.close(fd)
+    except OSError as e:
+        raise machine_error(e, path) from None
     tmp = Path(tmp)
     try:
         yield tmp
@@ -41,9 +47,33 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         os.chmod(tmp, _mode_for(path))
         os.replace(tmp, path)
         _fsync_dir(path.parent)
+    except OSError as e:
+        raise machine_error(e, path) from None
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        remove_quietly(tmp)
+
+
+def remove_quietly(path: Path) -> None:
+    """Remove ``path`` if it is there; a folder gone or made read-only leaves it, silently."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+TEMPORARY = re.compile(r"\..+\.tmp(\.[^.]+)?")  # what atomic_path names its temporary files
+
+
+def remove_temporary_files(folder: Path) -> list[Path]:
+    """Remove the temporary files that writes killed half-way left in ``folder`` (a killed
+    process cannot remove its own); the list of those removed."""
+    try:
+        found = [p for p in folder.iterdir() if TEMPORARY.fullmatch(p.name) and p.is_file()]
+    except OSError:
+        return []
+    for p in found:
+        remove_quietly(p)
+    return found
 
 
 def _mode_for(path: Path) -> int:

@@ -1,6 +1,5 @@
 """What every command shares: turning the library's errors and warnings into one-line messages."""
 
-import errno
 import functools
 import os
 import sys
@@ -9,7 +8,7 @@ from pathlib import Path
 import click
 
 from .. import __version__
-from ..errors import MLPManualError
+from ..errors import MachineError, MLPManualError, out_of_memory
 from ..layers.user_modules import blame_user_layer, imported_layers
 from ..runs.run_warnings import collect_warnings
 from .process import interrupted
@@ -19,36 +18,54 @@ version_option = click.version_option(__version__, "--version", message="mlp-man
                                       help="Print the mlp-manual version and exit.")
 
 
+MACHINE_EXIT = 4  # the machine failed: a full disk, a read-only or vanished folder, memory
+
+
 def user_errors(fn):
     """Wrap a click callback so that a mistake in the user's input (an MLPManualError) ends in
-    ``Error: <message>`` and exit code 1, never a traceback; and Ctrl-C in ``Interrupted.`` and
-    exit code 130 (mlp-train says more when a run was under way)."""
+    ``Error: <message>`` and exit code 1, never a traceback; a failure of the machine (a
+    MachineError, and any file or memory error the library did not name) in ``Error: <message>``
+    and exit code 4; and Ctrl-C in ``Interrupted.`` and exit code 130 (mlp-train says more when
+    a run was under way)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except MLPManualError as e:
             raise click.ClickException(str(e)) from None
+        except MachineError as e:
+            machine_failure(str(e))
+        except MemoryError:
+            machine_failure(str(out_of_memory()))
+        except OSError as e:  # a file operation the library did not name
+            where = f" ({e.filename})" if e.filename else ""
+            machine_failure(f"{e.strerror or e}{where}")
         except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM and SIGHUP (Terminated)
             clear_progress()
             interrupted(getattr(e, "signum", 2))
     return wrapper
 
 
+def machine_failure(message: str) -> None:
+    """End the command on a failure of the machine: ``Error: <message>``, exit code 4."""
+    clear_progress()
+    say(f"Error: {message}", err=True)
+    sys.exit(MACHINE_EXIT)
+
+
 def say(message: str, err: bool = False) -> None:
     """``click.echo`` that outlives its reader: once standard output (or error) is a closed pipe,
-    as in ``mlp-train ... | head -3``, the rest of the output is dropped (``drop_output``) and
-    the command goes on, so that every file it writes is still written."""
+    as in ``mlp-train ... | head -3``, a file on a full disk or a terminal that has gone, the rest
+    of the output is dropped (``drop_output``) and the command goes on, so that every file it
+    writes is still written."""
     try:
         click.echo(message, err=err)
-    except OSError as e:  # BrokenPipeError; on Windows a closed pipe gives EINVAL
-        if not isinstance(e, BrokenPipeError) and e.errno != errno.EINVAL:
-            raise
+    except OSError:  # a closed pipe (EPIPE; EINVAL on Windows), a full disk, a terminal gone (EIO)
         drop_output(err)
 
 
 def drop_output(err: bool = False) -> None:
-    """Point standard output (or error), a pipe whose reader has gone, at the null device: later
+    """Point standard output (or error), which can no longer be written, at the null device: later
     writes, Python's own flush at exit included, are dropped without an error."""
     stream = sys.stderr if err else sys.stdout
     try:

@@ -48,9 +48,13 @@ def terminate_like_ctrl_c() -> None:
 
 def run_as_program(command) -> None:
     """Run the click ``command`` on ``sys.argv`` as this process's main program; SIGTERM and
-    SIGHUP end it as Ctrl-C does (``terminate_like_ctrl_c``)."""
+    SIGHUP end it as Ctrl-C does (``terminate_like_ctrl_c``). A write beyond the file-size limit
+    (``ulimit -f``) fails with EFBIG, reported in one line, instead of killing the process with
+    SIGXFSZ before it can say why."""
     atexit.register(gc.freeze)
     terminate_like_ctrl_c()
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     command()
 
 

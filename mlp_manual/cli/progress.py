@@ -56,8 +56,8 @@ class StepBar:
                 f"loss {loss:.4f}  {left // 60}:{left % 60:02d} left")
 
     def draw(self, line: str) -> None:
-        self.stream.write("\r" + line.ljust(len(self.drawn)))
-        self.stream.flush()
+        if not self.write("\r" + line.ljust(len(self.drawn))):
+            return
         self.drawn = line
         if self not in _shown:
             _shown.append(self)
@@ -65,8 +65,18 @@ class StepBar:
     def clear(self) -> None:
         """Erase the bar's line, leaving the cursor at its start."""
         if self.drawn:
-            self.stream.write("\r" + " " * len(self.drawn) + "\r")
-            self.stream.flush()
+            self.write("\r" + " " * len(self.drawn) + "\r")
             self.drawn = ""
         if self in _shown:
             _shown.remove(self)
+
+    def write(self, text: str) -> bool:
+        """Write ``text`` to the terminal; once it cannot be written (the terminal has gone: EIO)
+        the bar is off for good, and training goes on. Whether it was written."""
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+            return True
+        except (OSError, ValueError):
+            self.enabled = False
+            return False

@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from ..config import config_from_dict, load_config
-from ..errors import ConfigError, TrainingDiverged, TrainingInterrupted
+from ..errors import ConfigError, MachineError, TrainingDiverged, TrainingInterrupted
 from ..runs.folder import make_run_dir
 from ..runs.interruptions import signal_name
 from ..runs.run import resume_run, train_run
@@ -14,6 +14,7 @@ from ..training.experiment import prepare
 from .common import (
     config_argument,
     import_option,
+    machine_failure,
     say,
     user_errors,
     version_option,
@@ -71,7 +72,8 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
       mlp-train scaled.yaml --import my_layers --log-every 10
 
     Exit codes: 0 done, 1 a mistake in the input, 2 a usage error, 3 training diverged
-    (non-finite loss or gradient), 130 interrupted with Ctrl-C, 143 with SIGTERM, 129 with SIGHUP
+    (non-finite loss or gradient), 4 the machine failed (a full disk, a read-only or removed
+    folder, memory; resume with --resume once fixed), 130 interrupted with Ctrl-C, 143 with SIGTERM, 129 with SIGHUP
     (resume with --resume).
     """
     if resume_dir and (config_path or overrides or seed is not None or data_dir or diagnostics or init_from):
@@ -117,6 +119,8 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
             f"{e.run_dir / 'summary.json'} says why it stopped. Try a lower learning rate "
             "(optimizer.lr) or gradient clipping (optimizer.clip_norm).", err=True)
         sys.exit(DIVERGED_EXIT)
+    except MachineError as e:  # a full disk, the run folder made read-only or removed
+        machine_failure(f"{e}{resume_hint(getattr(e, 'run_dir', None))}")
     except TrainingInterrupted as e:
         clear_progress()
         try:
@@ -126,6 +130,13 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
         sys.exit(128 + e.signum)
     if quiet and last:
         say(last[0])
+
+
+def resume_hint(run_dir: Path | None) -> str:
+    """``; then resume with: mlp-train --resume RUN`` when the run folder can be resumed."""
+    if run_dir is not None and (run_dir / "config.yaml").is_file():
+        return f"; then resume with: mlp-train --resume {run_dir}"
+    return ""
 
 
 def interrupted_line(run_dir: Path, signum: int = 2) -> str:

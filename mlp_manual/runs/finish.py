@@ -3,12 +3,13 @@ last), and the final line that says which weights the test metrics come from.
 """
 
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from .. import files
-from ..errors import TrainingWarning
+from ..errors import MachineError, TrainingWarning, what_was_raised
 from ..readable import readable
 from ..training.evaluation import class_labels, evaluate, model_outputs
 from ..training.experiment import Experiment
@@ -27,27 +28,68 @@ from .run_warnings import collect_warnings
 GRID_ROWS = 256
 
 
+def load_plotting() -> None:
+    """Import what drawing a run's figures needs (matplotlib), before training starts: a broken
+    installation then fails at once, in one line, not after the training."""
+    try:
+        from ..plots import classes, curves, diagnostics, regression  # noqa: F401
+    except Exception as e:  # ImportError, or whatever a damaged matplotlib raises as it loads
+        raise MachineError(f"cannot draw the run's plots: matplotlib does not load ({what_was_raised(e)}); "
+                           "reinstall it (pip install --force-reinstall matplotlib)") from None
+
+
+class PlotFailures:
+    """The figures of a run that could not be written, each with why: a run whose plots fail
+    still writes its model, metrics and summary, and names what it could not draw."""
+
+    def __init__(self):
+        self.failed: list[tuple[str, str]] = []  # (file name, the one-line reason)
+
+    @contextmanager
+    def attempt(self, names: str):
+        """Draw the figures ``names`` (``loss.png, accuracy.png``) in the ``with`` block; a failure
+        is recorded, not raised."""
+        try:
+            yield
+        except MachineError as e:  # a full disk, a folder gone: the file is named by the error
+            self.failed.append((Path(e.path).name if e.path else names, str(e)))
+        except Exception as e:  # matplotlib failing on this figure
+            self.failed.append((names, f"cannot draw {names} ({what_was_raised(e)})"))
+
+    def error(self) -> MachineError:
+        """The error that ends a run with unwritten figures: the first failure, and what was written."""
+        reason = self.failed[0][1]
+        more = f"{len(self.failed) - 1} more figures too; " if len(self.failed) > 1 else ""
+        return MachineError(f"{reason} ({more}model.npz, metrics.csv and summary.json are written)")
+
+
 def write_plots(exp: Experiment, history: dict, run_dir: Path, best_epoch: int | None = None,
-                restored: bool = False) -> None:
+                restored: bool = False, failures: PlotFailures | None = None) -> None:
     """loss.png and accuracy.png (marking the ``best_epoch``, whose weights the model holds when
-    ``restored``), decision_boundary.png and the class plots that fit the run."""
+    ``restored``), decision_boundary.png and the class plots that fit the run. With
+    ``failures``, a figure that cannot be written is recorded there and the others are drawn."""
     if not history.get("epoch"):
         return
     from ..plots import curves as plots
 
-    plots.plot_run_curves(history, run_dir, exp.cfg.name, best_epoch, restored)
+    failures = failures or PlotFailures()
+    with failures.attempt("loss.png, accuracy.png"):
+        plots.plot_run_curves(history, run_dir, exp.cfg.name, best_epoch, restored)
     if exp.loss.classification and exp.data.n_features == 2:
         def predict(X):
             with np.errstate(over="ignore", invalid="ignore"):  # the weights of a diverged run may overflow
                 return exp.loss.predict(model_outputs(exp.model, X, batch_size=GRID_ROWS))
-        plots.plot_decision_boundary(predict, exp.data.X_train, class_labels(exp.data.y_train),
-                                     run_dir / "decision_boundary.png",
-                                     f"{exp.cfg.name}: decision boundary (training points)",
-                                     exp.data.class_names_or_numbers)
+        with failures.attempt("decision_boundary.png"):
+            plots.plot_decision_boundary(predict, exp.data.X_train, class_labels(exp.data.y_train),
+                                         run_dir / "decision_boundary.png",
+                                         f"{exp.cfg.name}: decision boundary (training points)",
+                                         exp.data.class_names_or_numbers)
     if exp.loss.classification and exp.data.X_test is not None:
-        write_class_plots(exp, run_dir)
+        with failures.attempt("confusion.png, mistakes.png"):
+            write_class_plots(exp, run_dir)
     if not exp.loss.classification:
-        write_regression_plots(exp, run_dir)  # predictions.png, fit.png
+        with failures.attempt("predictions.png, fit.png"):
+            write_regression_plots(exp, run_dir)
 
 
 
@@ -100,17 +142,26 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
     if d.X_test is not None and status != "diverged":
         summary["test"] = evaluate(exp.model, exp.loss, d.X_test, d.y_test)
     summary["warnings"] = [{"kind": w.kind, "message": str(w)} for w in warned]
-    write_plots(exp, history, run_dir, stopping.best_epoch, weights["source"] == "best")
+    failures = PlotFailures()
+    write_plots(exp, history, run_dir, stopping.best_epoch, weights["source"] == "best", failures)
     if trainer.recorder and trainer.recorder.rows:
         from ..plots import diagnostics as plots_diagnostics
         files.write_text(run_dir / "diagnostics.csv", trainer.recorder.csv())
-        plots_diagnostics.plot_diagnostics(trainer.recorder.rows, run_dir, cfg.name,
-                                           [spec["type"] for spec in exp.model.spec()])
+        with failures.attempt("grad_norms.png, update_ratio.png, activations.png"):
+            plots_diagnostics.plot_diagnostics(trainer.recorder.rows, run_dir, cfg.name,
+                                               [spec["type"] for spec in exp.model.spec()])
+    if failures.failed:  # a resume draws them again (folder.refuse_complete)
+        summary["unwritten"] = [name for name, _ in failures.failed]
     summary["wall_seconds"] = round(time.perf_counter() - started, 3)
     summary["run_dir"] = str(run_dir)
     files.write_json(run_dir / "summary.json", summary)
     if status in ("completed", "stopped_early"):
         echo(final_line(summary, run_dir, cfg.training.early_stopping.monitor))
+        if failures.failed:
+            raise failures.error()
+    else:
+        for _, reason in failures.failed:  # the run ends on its own error (diverged, interrupted)
+            echo(reason)
     return summary
 
 

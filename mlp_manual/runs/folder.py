@@ -4,6 +4,7 @@ there, and whether a run in it is complete or can be resumed.
 summary.json is the last file a run writes: with a final status it marks a complete run.
 """
 
+import errno
 import json
 import re
 from collections.abc import Iterator
@@ -11,7 +12,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from ..errors import ConfigError, ModelFileError
+from ..errors import ConfigError, ModelFileError, machine_error
 from ..training.trainer import Trainer
 from .run_lock import LOCK_NAME, claim_run_dir
 
@@ -46,7 +47,9 @@ def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Iterato
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise ConfigError(f"cannot create output folder {path}: {e.strerror}") from None
+        if e.errno in (errno.ENOTDIR, errno.EEXIST, errno.ENAMETOOLONG):  # the path given is wrong
+            raise ConfigError(f"cannot create output folder {path}: {e.strerror}") from None
+        raise machine_error(e, path, "create the output folder") from None  # a read-only or full disk
     with claim_run_dir(path):
         if any(p.name != LOCK_NAME for p in path.iterdir()):
             if not overwrite:
@@ -68,7 +71,10 @@ def refuse_complete(run_dir: Path, trainer: Trainer, checkpointed: bool) -> None
     if checkpointed and epochs < epochs_done(trainer.epoch, trainer.position):
         raise ModelFileError(f"{run_dir / 'checkpoint.npz'}: the checkpoint is at epoch {trainer.epoch}, beyond the "
                              f"{epochs} epochs of {run_dir / 'config.yaml'}")
-    status = summary_status(run_dir / "summary.json")
+    summary = read_summary(run_dir / "summary.json")
+    status = summary.get("status")
+    if summary.get("unwritten"):  # figures it could not write: the resume draws them again
+        return
     if status in FINAL_STATUSES and (trainer.finished or not checkpointed):
         if status == "stopped_early":
             raise ConfigError(f"{run_dir}: the run is complete (it stopped early); nothing to resume. To train on "
@@ -84,11 +90,11 @@ def epochs_done(epoch: int, position) -> int:
 
 
 
-def summary_status(path: Path) -> str | None:
-    """The ``status`` of a summary.json, None when it is missing or not a summary."""
+def read_summary(path: Path) -> dict:
+    """A summary.json's contents, {} when it is missing or not a summary."""
     try:
         with open(path, encoding="utf-8") as f:
             summary = json.loads(f.read(1_000_000))
     except (OSError, ValueError, RecursionError):
-        return None
-    return summary.get("status") if isinstance(summary, dict) else None
+        return {}
+    return summary if isinstance(summary, dict) else {}

@@ -12,7 +12,7 @@ import signal
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import TrainingDiverged, TrainingInterrupted
+from ..errors import MachineError, TrainingDiverged, TrainingInterrupted
 from ..training.trainer import Trainer
 
 
@@ -60,12 +60,12 @@ def signal_name(signum: int) -> str:
 
 @contextmanager
 def ends_named(run_dir: Path):
-    """The errors that end a run carry its folder: TrainingDiverged and TrainingInterrupted get
-    ``run_dir``, and a KeyboardInterrupt (Ctrl-C outside the training steps) becomes a
-    TrainingInterrupted."""
+    """The errors that end a run carry its folder: TrainingDiverged, TrainingInterrupted and
+    MachineError (a full disk, a folder gone) get ``run_dir``, and a KeyboardInterrupt (Ctrl-C
+    outside the training steps) becomes a TrainingInterrupted."""
     try:
         yield
-    except (TrainingDiverged, TrainingInterrupted) as e:
+    except (TrainingDiverged, TrainingInterrupted, MachineError) as e:
         e.run_dir = run_dir
         raise
     except KeyboardInterrupt as e:

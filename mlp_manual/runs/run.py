@@ -28,7 +28,7 @@ from ..training.sanity import check_initial_loss
 from ..training.trainer import StepCallback, Trainer
 from .checkpoint import load_checkpoint, restore, save_checkpoint
 from .epoch_log import EpochLog
-from .finish import finish
+from .finish import finish, load_plotting
 from .folder import epochs_done, make_run_dir, refuse_complete
 from .interruptions import ends_named, signal_name, stop_on_signals
 from .run_lock import claim_run_dir
@@ -81,6 +81,7 @@ def resume_run(run_dir: str, echo: Callable[[str], None] = print, epochs: int | 
     with ends_named(path), claim_run_dir(path):
         if not (path / "config.yaml").is_file():
             raise ConfigError(f"{path}: not a run folder (no config.yaml)")
+        files.remove_temporary_files(path)  # what writes cut short by a kill left behind
         saved = path / "checkpoint.npz"
         ckpt = load_checkpoint(saved) if saved.is_file() else None
         if epochs is not None and ckpt is not None:
@@ -100,6 +101,7 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
     """Train in the claimed ``run_dir``, from the state of ``ckpt`` when given, and write the
     final files (``finish``). ``extended``: the resumed run's config has a new epoch total."""
     cfg, d = exp.cfg, exp.data
+    load_plotting()  # a broken matplotlib fails now, not after the training
     recorder = Recorder(cfg.diagnostics) if cfg.diagnostics.enabled else None
     learning = LearningCheck(Baseline.measure(exp), cfg.optimizer.lr, exp)  # before any checkpoint is loaded
 

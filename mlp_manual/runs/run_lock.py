@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import ConfigError, RunInUse
+from ..errors import RunInUse, machine_error
+from ..files import remove_quietly
 
 try:
     import fcntl
@@ -29,18 +30,26 @@ def claim_run_dir(folder: str | os.PathLike) -> Iterator[Path]:
     """Hold the existing run folder ``folder`` for the duration of the ``with`` block.
 
     Raises RunInUse, naming the folder and the holder's pid and host, when another live
-    process holds it, and ConfigError when the lock file cannot be created.
+    process holds it, and MachineError when the lock file cannot be written (a read-only
+    folder, a full disk). Releasing the claim never raises: a folder removed or made read-only
+    meanwhile keeps its lock file, which blocks no one once this process has closed it.
     """
     folder = Path(folder)
     path = folder / LOCK_NAME
     fd = _lock(path)
     try:
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()} on {platform.node()}\n".encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"pid {os.getpid()} on {platform.node()}\n".encode())
+        except OSError as e:
+            raise machine_error(e, path) from None
         yield folder
     finally:
-        path.unlink(missing_ok=True)  # before the lock goes: a newcomer then locks a new file
-        os.close(fd)
+        remove_quietly(path)  # before the lock goes: a newcomer then locks a new file
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def _lock(path: Path) -> int:
@@ -49,7 +58,7 @@ def _lock(path: Path) -> int:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as e:
-            raise ConfigError(f"cannot write in the run folder {path.parent}: {e.strerror}") from None
+            raise machine_error(e, path, "create the lock file") from None
         if fcntl is None:
             return fd
         try:
