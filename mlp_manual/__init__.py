@@ -1,12 +1,12 @@
 """mlp-manual: a multilayer-perceptron trainer whose every gradient is written by hand.
 
 The public names below are imported on first use (PEP 562), so that a command loads only the
-modules it needs: ``mlp-train`` never loads the gradient checker, for instance.
+modules it needs: ``mlp-train`` never loads the gradient checker, for instance. Importing the
+package itself loads nothing, so that a console script installs its signal handling
+(cli/process.py) before any real work.
 """
 
 import importlib
-
-from .errors import ConfigError, DataError, LayerError, MLPManualError, ModelFileError
 
 __version__ = "0.1.0"
 
@@ -18,6 +18,7 @@ _LAZY = {  # public name -> the module (relative to this package) that defines i
     **dict.fromkeys(["load_model", "save_model"], ".runs.model_file"),
     **dict.fromkeys(["Predictor", "load_predictor"], ".runs.predictor"),
     **dict.fromkeys(["check_layer", "check_loss", "check_model"], ".gradcheck.check"),
+    **dict.fromkeys(["MLPManualError", "ConfigError", "DataError", "LayerError", "ModelFileError"], ".errors"),
 }
 
 __all__ = ["Layer", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Identity", "Softmax",

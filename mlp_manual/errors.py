@@ -105,8 +105,9 @@ def machine_error(e: OSError, path, doing: str = "write") -> Exception:
 
 
 def out_of_memory(doing: str = "", size: str | None = None) -> MachineError:
-    """The MachineError for a MemoryError raised while ``doing`` (``loading data/train.csv``)."""
-    asked = f" (it needs {size})" if size else ""
+    """The MachineError for a MemoryError raised while ``doing`` (``loading train.csv``); ``size``
+    says how much was asked for, when known."""
+    asked = f" ({size})" if size else ""
     return MachineError(f"out of memory{' ' + doing if doing else ''}{asked}: close other programs, raise the memory limit "
                         "(ulimit -v), or use less data or a smaller model")
 

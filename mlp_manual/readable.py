@@ -1,5 +1,6 @@
-"""How a loss or a metric is written for a person, at any magnitude: fixed point where it
-shows the digits that matter, scientific notation when the value is very large or very small.
+"""How a loss, a metric or a size in bytes is written for a person, at any magnitude: fixed point
+where it shows the digits that matter, scientific notation when the value is very large or very
+small; bytes in decimal units.
 """
 
 import math
@@ -18,3 +19,13 @@ def readable(value: float, decimals: int = 4) -> str:
     if value == 0 or low <= abs(value) < high:
         return f"{value:.{decimals}f}"
     return f"{value:.{decimals - 1}e}"
+
+
+def readable_bytes(n: int) -> str:
+    """``about 3.2 TB``: a byte count in decimal units, three significant digits."""
+    if n < 1000:
+        return f"{n} bytes"
+    if n >= 10**21:
+        return "more than 1000 EB"
+    power = next(p for p in range(1, 7) if 2 * n < 1999 * 1000 ** p or p == 6)
+    return f"about {n / 1000 ** power:.3g} {('kB', 'MB', 'GB', 'TB', 'PB', 'EB')[power - 1]}"

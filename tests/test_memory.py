@@ -4,7 +4,8 @@ loaded, against a limit tied to the machine, with the value at fault in the mess
 import pytest
 
 from mlp_manual.config import Config, ConfigError, config_from_dict, load_config, memory
-from mlp_manual.config.memory import check_memory, memory_limit, readable_bytes
+from mlp_manual.config.memory import check_memory, memory_limit
+from mlp_manual.readable import readable_bytes
 from mlp_manual.training.experiment import prepare
 
 

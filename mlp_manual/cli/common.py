@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from .. import __version__
-from ..errors import MachineError, MLPManualError, out_of_memory
+from ..errors import MachineError, MLPManualError, machine_error, out_of_memory
 from ..layers.user_modules import blame_user_layer, imported_layers
 from ..runs.run_warnings import collect_warnings
 from .process import interrupted
@@ -94,6 +94,20 @@ def output_file(path, option: str, suffix: str | None = None) -> Path:
     if problem:
         raise click.BadParameter(problem, param_hint=f"'{option}'")
     return p
+
+
+def writable_folder(folder: Path, other: str) -> Path:
+    """The default output ``folder`` (a run's own), created if missing and checked before any work
+    as one the command can write in; else a MachineError that says to choose another with
+    ``other`` (``--out DIR``)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise machine_error(e, folder, "create the folder") from None
+    if not os.access(folder, os.W_OK):
+        raise MachineError(f"cannot write in {folder} (a read-only folder or file system): name another place "
+                           f"with {other}", folder)
+    return folder
 
 
 def warnings_on_stderr(fn):

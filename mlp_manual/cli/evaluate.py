@@ -10,7 +10,7 @@ from ..readable import readable
 from ..datasets.load import LOADERS
 from ..runs.evaluate import evaluate_file, evaluate_saved_model
 from ..training.evaluation import class_table, regression_table
-from .common import import_option, say, user_errors, version_option
+from .common import import_option, say, user_errors, version_option, writable_folder
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -46,6 +46,7 @@ def main(model_path, dataset, split, config_path, data_dir, out):
       mlp-eval --model runs/digits/model.npz --split val --out reports/
       mlp-eval --model runs/iris/model.npz --data new_flowers.csv
     """
+    folder = writable_folder(Path(out) if out else Path(model_path).parent, "--out DIR")
     whole_file = dataset is not None and dataset not in LOADERS and (Path(dataset).is_file() or _looks_like_a_file(dataset))
     if whole_file:
         if click.get_current_context().get_parameter_source("split").name != "DEFAULT":
@@ -57,8 +58,6 @@ def main(model_path, dataset, split, config_path, data_dir, out):
         suffix = "" if split == "test" else f"_{split}"  # keep the run's test plot
     r, n = ev.result, len(ev.result.y_true)
     where = f"{ev.dataset} ({ev.split})" if whole_file else f"{ev.dataset} {ev.split}"
-    folder = Path(out) if out else Path(model_path).parent
-    folder.mkdir(parents=True, exist_ok=True)
     stem = "confusion" if ev.classification else "predictions"
     path = folder / f"{stem}{suffix}.png"
     if ev.classification:

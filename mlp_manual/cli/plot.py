@@ -7,7 +7,7 @@ import click
 from ..errors import ConfigError
 from ..runs.compare import best_epoch, run_datasets, run_labels, run_name
 from ..runs.metrics import read_metrics
-from .common import output_file, say, user_errors, version_option
+from .common import output_file, say, user_errors, version_option, writable_folder
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -40,6 +40,8 @@ def main(run_dirs, out, metric):
             raise click.UsageError(f"{d} is given twice; give each run once")
         seen.add(d.resolve())
     metrics = [read_metrics(d) for d in dirs]
+    if out is None:
+        writable_folder(dirs[0], "-o FILE.png")
     if len(dirs) == 1 and out is None and metric is None:
         from ..plots.curves import plot_run_curves
 

@@ -11,25 +11,68 @@ is run the ``__del__`` of objects caught in reference cycles; Python promises no
 exit anyway, and a layer of the user's (``--import``) should not count on one. Nothing changes
 for a command called in-process, as the tests call it through click's CliRunner.
 
-Ctrl-C while a console script is still loading its command's modules (numpy, the package)
-prints ``Interrupted.`` and exits with 130, as Ctrl-C before a run starts does.
+Ctrl-C (or SIGTERM, SIGHUP) while a console script is still loading its command's modules
+(numpy, the package), and again once the command has ended and the process is exiting, ends the
+process at once with ``Interrupted.`` and 128 + the signal's number: nothing is being written
+then, and a KeyboardInterrupt raised inside an extension module's initialisation would surface
+as an ImportError (numpy's "initialization failed"), or as a traceback of the exit itself. In
+between, the command handles them (cli.common.user_errors; a run saves itself first).
 """
 
 import atexit
 import gc
 import importlib
+import os
 import signal
 import sys
+
+_as_program = False  # whether this process is a command's own (run_as_program)
+_said = False  # whether the command's last line (after a signal) is out
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def interrupted_message(signum: int) -> str:
+    return "Interrupted.\n" if signum == signal.SIGINT else f"Interrupted by signal {signum}.\n"
+
+
+def end_at_once(signum, frame) -> None:
+    """A signal handler: write the one line (unless the command's last line is out) and end the
+    process now, without unwinding."""
+    if not _said:
+        try:
+            os.write(2, interrupted_message(signum).encode())
+        except OSError:  # standard error gone: the exit code says it
+            pass
+    os._exit(128 + signum)
+
+
+def end_at_once_on_signals() -> None:
+    """From here on, Ctrl-C, SIGTERM and SIGHUP end the process at once (``end_at_once``)."""
+    for s in STOP_SIGNALS:
+        signal.signal(s, end_at_once)
+
+
+def last_words(said: bool = False) -> None:
+    """The command is ending: in its own process (not a caller's, as click's CliRunner in the
+    tests), a signal from here on ends the process at once (``end_at_once``), silently once the
+    command has ``said`` its last line."""
+    global _said
+    _said = _said or said
+    if _as_program:
+        end_at_once_on_signals()
 
 
 def interrupted(signum: int = 2) -> None:
     """End the process after Ctrl-C (or SIGTERM, SIGHUP) outside a run's training steps: one
-    line, exit code 128 + the signal's number (130 for Ctrl-C)."""
+    line, exit code 128 + the signal's number (130 for Ctrl-C). Another signal meanwhile ends
+    it at once, with the same line."""
+    last_words()
     try:
-        sys.stderr.write("Interrupted.\n" if signum == 2 else f"Interrupted by signal {signum}.\n")
+        sys.stderr.write(interrupted_message(signum))
         sys.stderr.flush()
     except (OSError, ValueError):  # standard error closed too (a terminal gone): the exit code says it
         pass
+    last_words(said=True)
     sys.exit(128 + signum)
 
 
@@ -51,20 +94,41 @@ def run_as_program(command) -> None:
     SIGHUP end it as Ctrl-C does (``terminate_like_ctrl_c``). A write beyond the file-size limit
     (``ulimit -f``) fails with EFBIG, reported in one line, instead of killing the process with
     SIGXFSZ before it can say why."""
+    global _as_program
+    _as_program = True
     atexit.register(gc.freeze)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C raises KeyboardInterrupt again
     terminate_like_ctrl_c()
     if hasattr(signal, "SIGXFSZ"):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    command()
+    try:
+        sys.exit(_run(command))
+    finally:  # the command has ended: a signal now ends the exit at once
+        end_at_once_on_signals()
+
+
+def _run(command) -> int:
+    """Run the click command as click's standalone mode does, except that Ctrl-C while click
+    itself parses the arguments ends as it does inside the command (``interrupted``), not in
+    click's "Aborted!" and exit code 1. The exit code."""
+    import click
+
+    try:
+        result = command.main(standalone_mode=False)
+    except click.exceptions.Abort as e:  # click turned a KeyboardInterrupt (or EOF) into Abort
+        if isinstance(e.__cause__, KeyboardInterrupt):
+            interrupted(getattr(e.__cause__, "signum", signal.SIGINT))
+        raise
+    except click.ClickException as e:
+        e.show()
+        return e.exit_code
+    return result if isinstance(result, int) else 0  # click returns --help's and --version's exit code
 
 
 def _program(module: str):
     def program() -> None:
-        terminate_like_ctrl_c()
-        try:
-            command = importlib.import_module(program.module).main
-        except KeyboardInterrupt as e:  # Ctrl-C (or SIGTERM) while the command's modules load: nothing has started
-            interrupted(getattr(e, "signum", 2))
+        end_at_once_on_signals()  # while the command's modules load: nothing has started
+        command = importlib.import_module(program.module).main
         run_as_program(command)
     program.module = f"{__package__}.{module}"  # whose click command ``main`` it runs
     program.__doc__ = f"The console script of {program.module}."

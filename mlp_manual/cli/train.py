@@ -20,6 +20,7 @@ from .common import (
     version_option,
     warnings_on_stderr,
 )
+from .process import last_words
 from .progress import StepBar, clear_progress
 
 DIVERGED_EXIT = 3
@@ -122,11 +123,13 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
     except MachineError as e:  # a full disk, the run folder made read-only or removed
         machine_failure(f"{e}{resume_hint(getattr(e, 'run_dir', None))}")
     except TrainingInterrupted as e:
+        last_words()  # a signal from here on ends the process at once: the run is saved
         clear_progress()
         try:
             say(interrupted_line(e.run_dir, e.signum), err=True)
         except OSError:  # SIGHUP: the terminal may be gone; the exit code and summary.json say it
             pass
+        last_words(said=True)
         sys.exit(128 + e.signum)
     if quiet and last:
         say(last[0])

@@ -7,9 +7,10 @@ swapping for minutes. So the config is checked first, twice: when it is read (wi
 the config alone fixes: generated datasets, layer widths; the message names the file) and once
 the data is loaded (with its real width, rows and classes).
 
-The estimate counts the generated data, the weights with their gradients and optimizer state,
-and the activations of one batch (or one evaluation chunk); it is a lower bound of what
-training allocates. The limit is half the physical memory, and at most half the address-space
+The estimate counts the generated data (or, once loaded, the data itself and the outputs of
+evaluating its largest split), the weights with their gradients and optimizer state, and the
+activations of one batch (or one evaluation chunk); it is a lower bound of what training
+allocates. The limit is half the physical memory, and at most half the address-space
 limit of the process when one is set (``ulimit -v``); 4 GiB where the system says neither.
 """
 
@@ -19,12 +20,14 @@ import numpy as np
 
 from ..datasets.load import LOADERS, Generated
 from ..errors import ConfigError, short_repr
+from ..readable import readable_bytes
 from ..layers.registry import LAYERS, nested_specs, output_layer
 from ..optimizers import make_optimizer
 
 FALLBACK_LIMIT = 4 << 30
 GENERATED_BYTES_PER_VALUE = 8 * 6  # float64 values: generated, their temporaries, the splits, the cast
 EVALUATION_ROWS = 2048  # rows per chunk when the model is evaluated (training/evaluation.py)
+EVALUATION_COPIES = 4  # a split's outputs held at once: logits, probabilities, their float64 copies
 
 
 def memory_limit() -> tuple[int, str]:
@@ -42,16 +45,6 @@ def memory_limit() -> tuple[int, str]:
     except (ImportError, ValueError, OSError):
         pass
     return limit, why
-
-
-def readable_bytes(n: int) -> str:
-    """``about 3.2 TB``: a byte count in decimal units, three significant digits."""
-    if n < 1000:
-        return f"{n} bytes"
-    if n >= 10**21:
-        return "more than 1000 EB"
-    power = next(p for p in range(1, 7) if 2 * n < 1999 * 1000 ** p or p == 6)
-    return f"about {n / 1000 ** power:.3g} {('kB', 'MB', 'GB', 'TB', 'PB', 'EB')[power - 1]}"
 
 
 def _layer_widths(specs, n_features: int, n_outputs: int, where: str = "model.layers") -> list[tuple[str, int, int]]:
@@ -73,12 +66,14 @@ def _layer_widths(specs, n_features: int, n_outputs: int, where: str = "model.la
 
 
 def check_memory(cfg, source: str | None = None, n_features: int | None = None, n_outputs: int | None = None,
-                 n_rows: int | None = None) -> None:
+                 n_rows: int | None = None, loaded: tuple[int, int] | None = None) -> None:
     """Raise ConfigError, naming the config value that asks for the most, when the run ``cfg``
     describes would need more than ``memory_limit()``.
 
     ``n_features``, ``n_outputs`` and ``n_rows`` (training rows) are those of the loaded data;
     when None, what the config alone says (a generated dataset's size, else 1 and no rows).
+    ``loaded`` is (the bytes the loaded splits hold, the rows of the largest split): the data
+    itself, and the outputs that evaluating that split at the end of the run holds at once.
     ``source`` (the config file) starts the message.
     """
     generator = LOADERS[cfg.data.name]
@@ -89,6 +84,11 @@ def check_memory(cfg, source: str | None = None, n_features: int | None = None, 
         values = n_rows * (generator.features + 1)
         parts.append((values * GENERATED_BYTES_PER_VALUE,
                       f"data.{generator.rows_key} {short_repr(getattr(cfg.data, generator.rows_key))}", "its data"))
+    if loaded is not None:
+        data_bytes, split_rows = loaded
+        data = f"data.path {short_repr(cfg.data.path)}" if cfg.data.path else f"data.name {cfg.data.name}"
+        parts.append((data_bytes, data, "its loaded rows"))
+        parts.append((split_rows * (n_outputs or 1) * 8 * EVALUATION_COPIES, data, "evaluating its largest split"))
     if n_features is None:
         n_features = generator.features if generated else 1
     itemsize = np.dtype(cfg.dtype).itemsize

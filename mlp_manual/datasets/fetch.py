@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import DataError
+from ..errors import DataError, machine_error
 from ..files import atomic_path
 from . import datadir
 from .idx import GZIP_SIGNATURE, parse_idx
@@ -112,7 +112,8 @@ def verify_bytes(raw: bytes, expected: Expected, path, downloaded: bool = False)
 
 
 def _download(url: str, dest: Path, timeout: float, progress: Progress | None) -> None:
-    """Stream ``url`` into ``dest``; raise _Rejected for any network failure or short transfer."""
+    """Stream ``url`` into ``dest``; raise _Rejected for any network failure or short transfer, and
+    MachineError when ``dest`` cannot be written (a full disk)."""
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response, open(dest, "wb") as out:
             length = response.headers.get("Content-Length")
@@ -120,10 +121,12 @@ def _download(url: str, dest: Path, timeout: float, progress: Progress | None) -
             received = 0
             with progress(url.rsplit("/", 1)[-1], total) if progress else contextlib.nullcontext() as bar:
                 while chunk := response.read(CHUNK):
-                    out.write(chunk)
+                    _write(out, chunk, dest)
                     received += len(chunk)
                     if bar is not None:
                         bar.update(len(chunk))
+    except _WriteFailed as e:
+        raise e.args[0] from None
     except urllib.error.HTTPError as e:
         raise _Rejected(f"HTTP {e.code} {e.reason}") from None
     except urllib.error.URLError as e:
@@ -134,6 +137,17 @@ def _download(url: str, dest: Path, timeout: float, progress: Progress | None) -
         raise _Rejected(f"truncated transfer: received {received} of {total} bytes; the partial file was deleted")
     if received == 0:
         raise _Rejected("the server sent an empty file")
+
+
+class _WriteFailed(Exception):
+    """A failure to write the download (a full disk), not the network's: no mirror can help."""
+
+
+def _write(out, chunk: bytes, dest: Path) -> None:
+    try:
+        out.write(chunk)
+    except OSError as e:
+        raise _WriteFailed(machine_error(e, dest.parent, "write in")) from None
 
 
 def existing_file_problem(path: Path, expected: Expected) -> str | None:
@@ -164,7 +178,7 @@ def fetch(name: str, data_dir: str | os.PathLike | None = None, mirrors: tuple[s
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise DataError(f"cannot create the data folder {folder} ({e.strerror or e})") from None
+        raise machine_error(e, folder, "create the data folder") from None
     for stem, expected in EXPECTED[name].items():
         existing = datadir.find_file(folder, stem)
         if existing is not None:

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import DataError, short_repr
+from ..errors import DataError, out_of_memory, short_repr
+from ..readable import readable_bytes
 from . import real, synthetic
 from .csvfile import read_csv
 from .dataset import Dataset, Preprocessing, check_arrays, preprocess, split
@@ -109,8 +110,26 @@ def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32,
 
     A dataset with an official test split keeps it; otherwise ``test_fraction`` of the rows
     become the test set. ``val_fraction`` of the remaining training rows become the
-    validation set (unless the loader supplied one).
+    validation set (unless the loader supplied one). A MemoryError on the way becomes a
+    MachineError naming the dataset.
     """
+    try:
+        return _load(cfg, rng, dtype, fitted)
+    except MemoryError:
+        raise out_of_memory(f"loading {dataset_label(cfg.name, cfg.path)}", _file_size(cfg)) from None
+
+
+def _file_size(cfg: DataConfig) -> str | None:
+    """``its file holds about 3.2 GB``-style words for the data files of ``cfg``, when it has any."""
+    paths = [p for p in (getattr(cfg, k, None) for k in ("path", "val_path", "test_path")) if p]
+    try:
+        size = sum(Path(p).stat().st_size for p in paths)
+    except OSError:
+        return None
+    return f"its files hold {readable_bytes(size).removeprefix('about ')}" if paths else None
+
+
+def _load(cfg: DataConfig, rng: np.random.Generator, dtype, fitted: Preprocessing | None) -> Dataset:
     ds = LOADERS[cfg.name](cfg, rng, np.dtype(dtype))
     for part in ("train", "val", "test"):
         X = getattr(ds, f"X_{part}")

@@ -2,6 +2,7 @@
 decision boundary of a 2-feature model.
 """
 
+import contextlib
 from pathlib import Path
 
 import numpy as np
@@ -54,12 +55,15 @@ def plot_curves(history: dict, metric: str, path, title: str, best_epoch: int | 
 
 
 def plot_run_curves(history: dict, run_dir: Path, name: str, best_epoch: int | None = None,
-                    restored: bool = False) -> None:
+                    restored: bool = False, attempt=lambda file: contextlib.nullcontext()) -> None:
     """A run folder's loss.png, and accuracy.png when ``history`` has accuracies; both mark the
-    ``best_epoch`` (the one whose weights the model holds when ``restored``)."""
-    plot_curves(history, "loss", run_dir / "loss.png", f"{name}: loss", best_epoch, restored)
+    ``best_epoch`` (the one whose weights the model holds when ``restored``). Each is drawn
+    inside ``attempt(file name)``, which may record a failure and go on to the next."""
+    with attempt("loss.png"):
+        plot_curves(history, "loss", run_dir / "loss.png", f"{name}: loss", best_epoch, restored)
     if "train_acc" in history:
-        plot_curves(history, "acc", run_dir / "accuracy.png", f"{name}: accuracy", best_epoch, restored)
+        with attempt("accuracy.png"):
+            plot_curves(history, "acc", run_dir / "accuracy.png", f"{name}: accuracy", best_epoch, restored)
 
 
 def plot_compare(curves: list[tuple[str, list, list]], metric: str, path, title: str) -> None:

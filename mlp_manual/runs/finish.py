@@ -33,6 +33,11 @@ def load_plotting() -> None:
     installation then fails at once, in one line, not after the training."""
     try:
         from ..plots import classes, curves, diagnostics, regression  # noqa: F401
+        # what matplotlib loads only when it first draws: contourf's engine, PIL's image formats
+        # (a Ctrl-C inside an extension's initialisation would surface as an ImportError there)
+        import contourpy  # noqa: F401
+        import PIL.Image
+        PIL.Image.preinit()
     except Exception as e:  # ImportError, or whatever a damaged matplotlib raises as it loads
         raise MachineError(f"cannot draw the run's plots: matplotlib does not load ({what_was_raised(e)}); "
                            "reinstall it (pip install --force-reinstall matplotlib)") from None
@@ -54,6 +59,8 @@ class PlotFailures:
         except MachineError as e:  # a full disk, a folder gone: the file is named by the error
             self.failed.append((Path(e.path).name if e.path else names, str(e)))
         except Exception as e:  # matplotlib failing on this figure
+            if isinstance(e.__cause__ or e.__context__, KeyboardInterrupt):  # Ctrl-C in an import
+                raise (e.__cause__ or e.__context__) from None
             self.failed.append((names, f"cannot draw {names} ({what_was_raised(e)})"))
 
     def error(self) -> MachineError:
@@ -73,8 +80,7 @@ def write_plots(exp: Experiment, history: dict, run_dir: Path, best_epoch: int |
     from ..plots import curves as plots
 
     failures = failures or PlotFailures()
-    with failures.attempt("loss.png, accuracy.png"):
-        plots.plot_run_curves(history, run_dir, exp.cfg.name, best_epoch, restored)
+    plots.plot_run_curves(history, run_dir, exp.cfg.name, best_epoch, restored, failures.attempt)
     if exp.loss.classification and exp.data.n_features == 2:
         def predict(X):
             with np.errstate(over="ignore", invalid="ignore"):  # the weights of a diverged run may overflow

@@ -57,7 +57,9 @@ def prepare(cfg: Config) -> Experiment:
                               f"{cfg.training.batch_size} split over optimizer.accumulate {cfg.optimizer.accumulate} "
                               f"gives {rows}")
     out_width = loss.output_width(data.n_classes, data.target_width)
-    check_memory(cfg, None, data.n_features, out_width, len(data.X_train))
+    splits = [a for a in (data.X_train, data.y_train, data.X_val, data.y_val, data.X_test, data.y_test) if a is not None]
+    check_memory(cfg, None, data.n_features, out_width, len(data.X_train),
+                 loaded=(sum(a.nbytes for a in splits), max(len(a) for a in splits)))
     model = build_model(list(cfg.model.layers), data.n_features, out_width,
                         init_rng, dtype, cfg.model.init)
     loss.check_fit(label, data.n_classes, data.target_width, model.output_width(data.n_features))
