@@ -301,3 +301,19 @@ def test_a_run_stopped_before_its_first_checkpoint_resumes_from_the_first_epoch(
     resume_run(str(out), echo=lines.append)
     assert not any(line.startswith("resuming") for line in lines) and lines[-1].startswith("best")
     assert_same_run(straight, out)
+
+
+def test_resuming_on_a_data_file_that_changed_is_refused(tmp_path):
+    data = tmp_path / "d.csv"
+    data.write_text("a,b,label\n" + "".join(f"{i},{i % 3},{i % 2}\n" for i in range(40)))
+    (tmp_path / "c.yaml").write_text(f"data: {{name: csv, path: {data}}}\ntraining: {{epochs: 3, batch_size: 4}}\n")
+    out = tmp_path / "run"
+    assert CliRunner().invoke(main, ["--config", str(tmp_path / "c.yaml"), "--out", str(out), "-q"]).exit_code == 0
+    (out / "summary.json").unlink()  # as if stopped in its final writes
+    with open(data, "a") as f:
+        f.write("99,0,1\n")
+    result = CliRunner().invoke(main, ["--resume", str(out)])
+    assert result.exit_code == 1
+    assert result.output.startswith(f"Error: {out / 'checkpoint.npz'}: cannot resume on other data: the file at "
+                                    "data.path has changed since the run read it (SHA-256 ")
+    assert result.output.endswith("now). Put the run's data back, or start a new run\n")

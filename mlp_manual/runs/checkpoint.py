@@ -11,7 +11,8 @@ import os
 
 import numpy as np
 
-from ..errors import ModelFileError, short_repr
+from ..datasets.split_record import SplitRecord
+from ..errors import DataError, ModelFileError, short_repr
 from ..files import read_npz, write_npz
 from ..training.early_stopping import EarlyStopping
 from ..training.epoch_position import EpochPosition
@@ -31,8 +32,9 @@ def _generators(trainer: Trainer) -> dict[str, np.random.Generator]:
     return gens
 
 
-def save_checkpoint(path: str | os.PathLike, trainer: Trainer) -> None:
-    """Write the trainer's complete state to ``path`` atomically."""
+def save_checkpoint(path: str | os.PathLike, trainer: Trainer, split: SplitRecord | None = None) -> None:
+    """Write the trainer's complete state to ``path`` atomically, with the ``split`` record of the
+    data it trains on (``refuse_other_data`` compares it on resume)."""
     arrays = {f"model/{k}": v for k, v in trainer.model.state().items()}
     arrays.update({f"optim/{k}": v for k, v in trainer.optimizer.state_arrays().items()})
     meta = {
@@ -48,8 +50,27 @@ def save_checkpoint(path: str | os.PathLike, trainer: Trainer) -> None:
             part_meta, part_arrays = part.state()
             meta.update(part_meta)
             arrays.update(part_arrays)
+    if split is not None:
+        meta["split"] = split.to_json()
     arrays["__meta__"] = np.array(json.dumps(meta))
     write_npz(path, arrays)
+
+
+def refuse_other_data(ckpt: dict, now: SplitRecord | None, path) -> None:
+    """DataError when the data a resume is about to train on is not the data the checkpoint at
+    ``path`` was trained on (a data file changed, another seed or fractions): its splits would
+    differ, and the resumed run would not be the run. A checkpoint without a record (an earlier
+    version's) is not compared."""
+    if now is None or "split" not in ckpt["meta"]:
+        return
+    try:
+        record = SplitRecord.from_json(ckpt["meta"]["split"])
+    except ValueError as e:
+        raise ModelFileError(f"{path}: damaged checkpoint (__meta__ split: {e})") from None
+    difference = record.difference(now)
+    if difference:
+        raise DataError(f"{path}: cannot resume on other data: {difference}. Put the run's data back, or start a "
+                        "new run")
 
 
 def load_checkpoint(path: str | os.PathLike) -> dict:

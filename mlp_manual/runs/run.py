@@ -26,7 +26,7 @@ from ..training.experiment import Experiment, prepare
 from ..training.learning_check import Baseline, LearningCheck
 from ..training.sanity import check_initial_loss
 from ..training.trainer import StepCallback, Trainer
-from .checkpoint import load_checkpoint, restore, save_checkpoint
+from .checkpoint import load_checkpoint, refuse_other_data, restore, save_checkpoint
 from .epoch_log import EpochLog
 from .finish import finish, load_plotting
 from .folder import epochs_done, make_run_dir, refuse_complete
@@ -92,6 +92,8 @@ def resume_run(run_dir: str, echo: Callable[[str], None] = print, epochs: int | 
                                   "end it before that")
         cfg = load_config(path / "config.yaml", [f"training.epochs={epochs}"] if epochs else [])
         exp = prepare(cfg)
+        if ckpt is not None:
+            refuse_other_data(ckpt, exp.split, saved)
         return run_in(exp, path, started, EpochLog(echo, log_every, cfg.training.epochs), on_step, resume=True,
                       ckpt=ckpt, extended=epochs is not None)
 
@@ -114,7 +116,7 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
     def checkpoint():  # diagnostics first: rows past the checkpoint's step are dropped on resume
         if recorder:
             files.write_text(run_dir / "diagnostics.csv", recorder.csv())
-        save_checkpoint(run_dir / "checkpoint.npz", trainer)
+        save_checkpoint(run_dir / "checkpoint.npz", trainer, exp.split)
 
     if ckpt is not None:
         restore(trainer, ckpt, run_dir / "checkpoint.npz", len(d.X_train), validation=d.X_val is not None)
