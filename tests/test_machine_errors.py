@@ -288,3 +288,14 @@ def test_any_file_error_the_library_did_not_name_is_still_one_line():
         raise OSError(errno.EIO, os.strerror(errno.EIO), "/data/x.bin")
     result = CliRunner().invoke(command, [])
     assert result.exit_code == MACHINE_EXIT and result.output == "Error: Input/output error (/data/x.bin)\n"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_predictions_to_a_full_standard_output_are_one_line_and_exit_4(tmp_path, straight):
+    rows = tmp_path / "rows.csv"
+    rows.write_text("x0,x1\n" + "".join(f"{i / 10},{-i / 10}\n" for i in range(50)))
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "mlp_manual.cli.predict", "--model", str(straight / "model.npz"),
+                               "--input", str(rows)], stdout=full, stderr=subprocess.PIPE, text=True)
+    assert proc.returncode == MACHINE_EXIT
+    assert proc.stderr == "Error: cannot write standard output (No space left on device): free some space on its disk\n"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..errors import machine_error
 from ..files import atomic_text_file
 from ..runs.model_file import read_model
 from ..runs.predictor import NO_PREPROCESSING, Predictor, predict_file
@@ -64,6 +65,11 @@ def main(model_path, input_path, output, proba, delimiter):
         except BrokenPipeError:  # standard output's reader has gone (| head): nobody wants the rest
             drop_output()
             return
+        except OSError as e:
+            if output:  # the output file: atomic_text_file names it
+                raise
+            drop_output()  # standard output on a full disk, a terminal gone: the predictions are incomplete
+            raise machine_error(e, "standard output") from None
     if output:
         say(f"wrote {rows} predictions to {output}", err=True)
 
