@@ -80,7 +80,7 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
     weights = f"trained weights from {model_path}" if model_path else f"initial weights (seed {cfg.seed})"
     header = (f"{cfg.name}: training rows {format_rows(picked)} of {len(X)} ({cfg.data.name}), {weights}, "
               f"loss {cfg.loss}")
-    say(format_trace(result, header))
+    say(format_trace(result, header, exp.data.vocabulary))
     if scalar:
         from ..explain.scalar import format_scalar_pass
 
