@@ -141,7 +141,7 @@ def test_ctrl_c_in_any_command_ends_in_one_line_and_130(monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(evaluate, "evaluate_saved_model", interrupted)
+    monkeypatch.setattr(evaluate, "load_saved_run", interrupted)
     result = invoke_cli(evaluate.main, "--model", str(BAD_INPUT_FILES / "xor-model.npz"))
     assert (result.exit_code, result.output) == (130, "Interrupted.\n")
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..readable import readable
-from ..runs.evaluate import evaluate_saved_model
+from ..runs.evaluate import TextSplit, evaluate_split, evaluate_text, load_saved_run
 from ..training.evaluation import class_table, regression_table
 from .common import import_option, say, user_errors, version_option
 
@@ -17,7 +17,8 @@ from .common import import_option, say, user_errors, version_option
 @click.option("--model", "model_path", required=True, type=click.Path(exists=True, dir_okay=False),
               help="A model.npz written by mlp-train.")
 @click.option("--data", "dataset", metavar="NAME", help="Dataset (default: the one in the run's config).")
-@click.option("--split", type=click.Choice(["test", "val", "train"]), default="test", show_default=True)
+@click.option("--split", type=click.Choice(["test", "val", "train"]),
+              help="The split to evaluate (default: test; for a text model, every split).")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
               help="The run's config (default: config.yaml beside the model).")
 @click.option("--data-dir", metavar="DIR", help="Folder holding downloaded datasets.")
@@ -30,7 +31,9 @@ def main(model_path, dataset, split, config_path, data_dir, out):
     """Evaluate a trained model on a split of a dataset. A classifier: print the loss, the accuracy
     and a per-class table (support, precision, recall), and write confusion.png. A regression
     model: print the loss and MSE, RMSE, MAE and R² per target (and over all targets), and write
-    predictions.png (predicted against true values).
+    predictions.png (predicted against true values). A text model (names, text): print, for every
+    split, the loss in nats per character, the perplexity exp(loss) and the next-character
+    accuracy; the boundary token that ends each word counts as a character.
 
     The data is loaded and preprocessed exactly as in training, from the run's config and seed,
     so the split is the one the run held out.
@@ -40,8 +43,14 @@ def main(model_path, dataset, split, config_path, data_dir, out):
       mlp-eval --model runs/mnist/model.npz --data mnist
       mlp-eval --model runs/digits/model.npz --split val --out reports/
       mlp-eval --model runs/sine/model.npz --split val
+      mlp-eval --model runs/names/model.npz
     """
-    ev = evaluate_saved_model(model_path, split, config_path=config_path, dataset=dataset, data_dir=data_dir)
+    run = load_saved_run(model_path, config_path=config_path, dataset=dataset, data_dir=data_dir)
+    if run.exp.data.text:
+        say(text_table(run.label, evaluate_text(run, [split] if split else None)))
+        return
+    split = split or "test"
+    ev = evaluate_split(run, split)
     r, n = ev.result, len(ev.result.y_true)
     folder = Path(out) if out else Path(model_path).parent
     folder.mkdir(parents=True, exist_ok=True)
@@ -62,6 +71,15 @@ def main(model_path, dataset, split, config_path, data_dir, out):
         plot_predictions(r.y_true, r.y_pred, ev.target_names, path,
                          f"{ev.dataset} {split}: R² {r.metrics()['r2']['all']:.4f}")
     say(f"wrote {path}")
+
+
+def text_table(label: str, results: list[TextSplit]) -> str:
+    """One line per split: words, characters, loss in nats per character, perplexity, accuracy."""
+    lines = [f"{label}: loss in nats per character (each word's end counts as one), perplexity = exp(loss)",
+             f"{'split':<5}  {'words':>7}  {'characters':>10}  {'loss':>7}  {'perplexity':>10}  {'accuracy':>8}"]
+    lines += [f"{r.split:<5}  {r.words:>7,}  {r.characters:>10,}  {r.loss:>7.4f}  {r.perplexity:>10.3f}  "
+              f"{r.accuracy:>8.4f}" for r in results]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import DataError, short_repr
-from . import real, synthetic
+from . import real, synthetic, text
 from .csvfile import read_csv
 from .dataset import Dataset, check_arrays, preprocess, split
 
@@ -91,6 +91,8 @@ LOADERS: dict[str, Callable[[DataConfig, np.random.Generator], Dataset]] = {
     "mnist1d": real.mnist1d,
     "mnist": real.mnist,
     "fashion_mnist": real.fashion_mnist,
+    "names": text.names,
+    "text": text.text,
 }
 
 
@@ -124,5 +126,7 @@ def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32) ->
             raise DataError(f"{ds.source or cfg.name}: too few rows for the requested splits: the {part} split "
                             "is empty; lower data.val_fraction / data.test_fraction or add rows")
     ds = preprocess(ds, cfg.preprocess, dtype)
+    if ds.text:  # character indices stay integers
+        return ds
     cast = (lambda A: None if A is None else np.ascontiguousarray(A, dtype=dtype))
     return replace(ds, X_train=cast(ds.X_train), X_val=cast(ds.X_val), X_test=cast(ds.X_test))

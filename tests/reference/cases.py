@@ -2,8 +2,13 @@
 
 Together they use every layer type, optimizer, schedule and loss, early stopping with
 restore, gradient accumulation, clipping and weight decay. ``make_weights.py`` wrote the
-weights; ``tests/test_reference.py`` retrains and compares.
+weights; ``tests/test_reference.py`` retrains and compares. ``words.txt`` (every 200th name
+of the shipped names list) is the text of the embedding case.
 """
+
+from pathlib import Path
+
+WORDS = str(Path(__file__).with_name("words.txt"))
 
 CASES = {
     "relu-sgd-constant": {
@@ -56,6 +61,13 @@ CASES = {
                              {"type": "linear"}]},
         "optimizer": {"name": "adam", "lr": 0.01, "clip_norm": 1.0},
         "training": {"epochs": 4, "batch_size": 25},
+    },
+    "embedding-adamw-text": {
+        "data": {"name": "text", "path": WORDS, "context": 3},
+        "model": {"layers": [{"type": "embedding", "dim": 4}, {"type": "linear", "units": 16, "bias": False},
+                             "batchnorm", "tanh", {"type": "linear"}]},
+        "optimizer": {"name": "adamw", "lr": 0.01, "weight_decay": 0.01},
+        "training": {"epochs": 3, "batch_size": 32},
     },
     "softmax-layer-mse": {
         "data": {"name": "sine", "n_samples": 100},
