@@ -136,14 +136,17 @@ class Model:
 
 
 def build_model(layer_specs: list[dict], input_width: int, output_width: int,
-                rng: np.random.Generator, dtype=np.float32, init: str = "he_uniform") -> Model:
+                rng: np.random.Generator, dtype=np.float32, init: str = "he_uniform",
+                vocab: int | None = None) -> Model:
     """Build a model from config layer specs such as ``{"type": "linear", "units": 8}``.
 
     Widths follow each type's width rule in the layer registry: a linear layer takes the
     current width as input and the last one may omit ``units`` to get ``output_width``;
     normalisation layers take the current width; a residual block's inner layers take and give
-    the width flowing into it. ``init`` is the weight init of every layer whose spec does not
-    name one.
+    the width flowing into it; an embedding, first, has a row per token of the ``vocab`` of
+    text data and takes ``input_width`` indices per row. ``init`` is the weight init of every
+    layer whose spec does not name one.
     """
-    layers, _ = registry.build_layers(layer_specs, input_width, rng, dtype, output_width, {"init": init})
+    layers, _ = registry.build_layers(layer_specs, input_width, rng, dtype, output_width, {"init": init},
+                                      vocab=vocab)
     return Model(layers)

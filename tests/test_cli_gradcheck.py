@@ -96,14 +96,16 @@ def test_no_arguments_checks_every_builtin_and_passes():
                   "residual x(6, 3)", "softmax_cross_entropy logits(7, 5)"):
         assert any(line.startswith(label + " ") for line in lines), label
     passed, failed, warnings, kinks = map(int, SUMMARY.match(lines[-1]).groups())
-    assert passed == 60 and failed == warnings == kinks == 0
+    assert passed == 62 and failed == warnings == kinks == 0
+    assert lines[-1].endswith(", 2 not differentiable (integer indices)")  # the embedding's input, twice
 
 
 def test_json_report_parses_and_quiet_prints_one_line():
     result = run("--json")
     report = json.loads(result.output)
     assert result.exit_code == 0 and report["passed"] is True and report["counts"]["failed"] == 0
-    assert {t["verdict"] for c in report["checks"] for t in c["tensors"]} == {"PASS"}
+    assert {t["verdict"] for c in report["checks"] for t in c["tensors"]} == {"PASS", "N/A"}
+    assert report["counts"]["not_differentiable"] == 2
     quiet = run("-q", "--seed", "3")
     assert quiet.exit_code == 0 and SUMMARY.match(quiet.output) and len(quiet.output.splitlines()) == 1
 

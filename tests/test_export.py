@@ -38,13 +38,18 @@ RESIDUAL = {"type": "residual", "layers": [
     {"type": "linear"}]}
 
 
+VOCAB = 7  # an embedding's rows
+
+
 def model_with(layer_type, out_width, rng, dtype=np.float32):
     """linear 8 -> layer_type -> linear 6 (no bias) -> linear, every parameter and buffer moved
     away from its initial value (variances stay positive), so that a normalisation layer's
-    scale, shift and running statistics all matter."""
+    scale, shift and running statistics all matter. An embedding, which takes indices, comes
+    first instead: embedding 3 -> linear 6 (no bias) -> linear."""
     middle = [] if layer_type == "linear" else [RESIDUAL if layer_type == "residual" else {"type": layer_type}]
-    model = build_model([{"type": "linear", "units": 8}, *middle, {"type": "linear", "units": 6, "bias": False},
-                         {"type": "linear"}], 5, out_width, rng, dtype)
+    first = [{"type": "embedding", "dim": 3}] if layer_type == "embedding" else [{"type": "linear", "units": 8}, *middle]
+    model = build_model([*first, {"type": "linear", "units": 6, "bias": False},
+                         {"type": "linear"}], 5, out_width, rng, dtype, vocab=VOCAB)
     for layer in model.layers:
         for k, v in layer.params.items():
             layer.params[k] = (v + 0.3 * rng.normal(size=v.shape)).astype(dtype)
@@ -53,7 +58,10 @@ def model_with(layer_type, out_width, rng, dtype=np.float32):
     return model
 
 
-def raw_inputs(rng, n=64):
+def raw_inputs(rng, n=64, layer_type=None):
+    """(n, 5) float32 features, or for an embedding int64 indices in 0..VOCAB-1."""
+    if layer_type == "embedding":
+        return rng.integers(0, VOCAB, size=(n, 5))
     return (2 * rng.normal(size=(n, 5))).astype(np.float32)
 
 
@@ -70,7 +78,7 @@ def test_every_built_in_layer_has_an_onnx_translation():
 def test_classifier_logits_and_probabilities_match_mlp_manual(layer_type, rng):
     model = model_with(layer_type, 4, rng)
     proto = export_model(model, trained_with("softmax_cross_entropy"))
-    for X in (raw_inputs(rng), raw_inputs(rng, 1)):  # any batch size
+    for X in (raw_inputs(rng, 64, layer_type), raw_inputs(rng, 1, layer_type)):  # any batch size
         got = run_onnx(proto, X)
         logits = model_outputs(model, X)  # (N, 4)
         np.testing.assert_allclose(got["logits"], logits, rtol=0, atol=TOL)
@@ -80,7 +88,7 @@ def test_classifier_logits_and_probabilities_match_mlp_manual(layer_type, rng):
 @pytest.mark.parametrize("layer_type", sorted(LAYER_TYPES))
 def test_regression_outputs_match_mlp_manual(layer_type, rng):
     model = model_with(layer_type, 2, rng)
-    X = raw_inputs(rng)
+    X = raw_inputs(rng, 64, layer_type)
     got = run_onnx(export_model(model, trained_with("mse")), X)
     assert list(got) == ["output"]
     np.testing.assert_allclose(got["output"], model_outputs(model, X), rtol=0, atol=TOL)

@@ -32,8 +32,11 @@ from mlp_manual.model import Model, build_model
 def test_every_builtin_layer_and_loss_passes_below_1e_7():
     suite = check_builtins()
     assert suite.passed
-    assert {r.verdict for rep in suite.reports for r in rep.rows} == {"PASS"}
-    assert all(r.max_rel < 1e-7 for rep in suite.reports for r in rep.rows)
+    rows = [(rep.label, r) for rep in suite.reports for r in rep.rows]
+    assert {r.verdict for _, r in rows} == {"PASS", "N/A"}
+    # only the embedding's input, integer indices, has no gradient to check
+    assert {(label.split()[0], r.name) for label, r in rows if r.verdict == "N/A"} == {("embedding", "dx")}
+    assert all(r.max_rel < 1e-7 for _, r in rows if r.verdict == "PASS")
     assert all(c.ok for rep in suite.reports for c in rep.structure)
 
 
@@ -55,7 +58,7 @@ def test_no_false_alarm_on_any_builtin_across_seeds_0_to_99():
                                loss_shapes={"softmax_cross_entropy": ((3, 3),), "bce_with_logits": ((3, 1),),
                                             "mse": ((3, 2),)})
         bad = [(rep.label, r.name, r.verdict, r.max_rel) for rep in suite.reports for r in rep.rows
-               if r.verdict != "PASS"]
+               if r.verdict != "PASS" and not (r.verdict == "N/A" and rep.label.startswith("embedding "))]
         assert not bad and suite.passed, f"seed {seed}: {bad}"
 
 

@@ -8,7 +8,14 @@ import click
 
 from ..readable import readable
 from ..datasets.load import LOADERS
-from ..runs.evaluate import evaluate_file, evaluate_saved_model
+from ..runs.evaluate import (
+    TextSplit,
+    evaluate_file,
+    evaluate_saved_model,
+    evaluate_text,
+    is_text_model,
+    load_run_data,
+)
 from ..training.evaluation import class_table, regression_table
 from .common import import_option, say, user_errors, version_option, writable_folder
 
@@ -20,7 +27,8 @@ from .common import import_option, say, user_errors, version_option, writable_fo
 @click.option("--data", "dataset", metavar="NAME|FILE",
               help="Another dataset by name (default: the run's own), or a labelled CSV file to evaluate as a "
                    "whole, read with the run's column settings.")
-@click.option("--split", type=click.Choice(["test", "val", "train"]), default="test", show_default=True)
+@click.option("--split", type=click.Choice(["test", "val", "train"]),
+              help="The split to evaluate (default: test; for a text model, every split).")
 @click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
               help="The run's config (default: config.yaml beside the model).")
 @click.option("--data-dir", metavar="DIR", help="Folder holding downloaded datasets.")
@@ -33,7 +41,9 @@ def main(model_path, dataset, split, config_path, data_dir, out):
     """Evaluate a trained model on a split of a dataset. A classifier: print the loss, the accuracy
     and a per-class table (support, precision, recall), and write confusion.png. A regression
     model: print the loss and MSE, RMSE, MAE and R² per target (and over all targets), and write
-    predictions.png (predicted against true values).
+    predictions.png (predicted against true values). A text model (data names or text): print, for
+    every split, the loss in nats per character, the perplexity exp(loss) and the next-character
+    accuracy; the boundary token that ends each word counts as a character.
 
     The split is the one the run held out: it is rebuilt from the run's config and seed, after
     checking that the data files are the ones the run read (a changed file is refused), and the
@@ -45,9 +55,18 @@ def main(model_path, dataset, split, config_path, data_dir, out):
       mlp-eval --model runs/mnist/model.npz
       mlp-eval --model runs/digits/model.npz --split val --out reports/
       mlp-eval --model runs/iris/model.npz --data new_flowers.csv
+      mlp-eval --model runs/names/model.npz
     """
-    folder = writable_folder(Path(out) if out else Path(model_path).parent, "--out DIR")
     whole_file = dataset is not None and dataset not in LOADERS and (Path(dataset).is_file() or _looks_like_a_file(dataset))
+    if is_text_model(model_path, config_path):
+        if whole_file:
+            raise click.UsageError("--data FILE evaluates a file of rows; a text model is evaluated on its run's splits")
+        run = load_run_data(model_path, config_path=config_path, dataset=dataset, data_dir=data_dir,
+                            split=split or "test")
+        say(text_table(run.label, evaluate_text(run, [split] if split else None)))
+        return
+    folder = writable_folder(Path(out) if out else Path(model_path).parent, "--out DIR")
+    split = split or "test"
     if whole_file:
         if click.get_current_context().get_parameter_source("split").name != "DEFAULT":
             raise click.UsageError("--split does not apply to --data FILE: the file is evaluated as a whole")
@@ -75,6 +94,15 @@ def main(model_path, dataset, split, config_path, data_dir, out):
         plot_predictions(r.y_true, r.y_pred, ev.target_names, path,
                          f"{where}: R² {r.metrics()['r2']['all']:.4f}")
     say(f"wrote {path}")
+
+
+def text_table(label: str, results: list[TextSplit]) -> str:
+    """One line per split: words, characters, loss in nats per character, perplexity, accuracy."""
+    lines = [f"{label}: loss in nats per character (each word's end counts as one), perplexity = exp(loss)",
+             f"{'split':<5}  {'words':>7}  {'characters':>10}  {'loss':>7}  {'perplexity':>10}  {'accuracy':>8}"]
+    lines += [f"{r.split:<5}  {r.words:>7,}  {r.characters:>10,}  {r.loss:>7.4f}  {r.perplexity:>10.3f}  "
+              f"{r.accuracy:>8.4f}" for r in results]
+    return "\n".join(lines)
 
 
 def _looks_like_a_file(value: str) -> bool:

@@ -106,7 +106,7 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
         from ..explain.html import pass_data
 
         page = pass_data(result, f"{cfg.name}: one forward and backward pass ({weights})", scalar)
-    say(format_trace(result, header))
+    say(format_trace(result, header, exp.data.vocabulary))
     if scalar:
         from ..explain.scalar import format_scalar_pass
 

@@ -23,8 +23,9 @@ def describe(value_info) -> str:
 @import_option
 def main(model_path, output):
     """Export a trained model to ONNX (opset 17): one graph of the model in evaluation mode, with
-    a float32 input of any batch size. A classifier gives `logits` and `probabilities`, any
-    other model `output`. Needs the onnx package: pip install "mlp-manual[onnx]".
+    a float32 input of any batch size (a text model, whose first layer is an embedding, takes
+    int64 character indices and looks them up with Gather). A classifier gives `logits` and
+    `probabilities`, any other model `output`. Needs the onnx package: pip install "mlp-manual[onnx]".
 
     \b
     Examples:
@@ -38,7 +39,11 @@ def main(model_path, output):
         raise click.ClickException(str(e)) from None
     proto = export_file(model_path, output)
     graph = proto.graph
-    say(f"wrote {output}: opset {proto.opset_import[0].version}, input {describe(graph.input[0])} float32, "
+    from onnx import TensorProto
+
+    indices = graph.input[0].type.tensor_type.elem_type == TensorProto.INT64
+    kind = "int64 character indices" if indices else "float32"
+    say(f"wrote {output}: opset {proto.opset_import[0].version}, input {describe(graph.input[0])} {kind}, "
         f"outputs {', '.join(describe(o) for o in graph.output)}")
 
 

@@ -16,7 +16,8 @@ import yaml
 from ..errors import ConfigError, closest, did_you_mean, short_repr, short_text
 from .bounded_yaml import LimitExceeded, load_bounded
 from .memory import check_memory
-from .schema import Config
+from ..datasets.load import LOADERS
+from .schema import Config, DataConfig
 
 
 def _type_name(tp) -> str:
@@ -194,6 +195,16 @@ def plain(value):
     return value
 
 
+def with_dataset_defaults(raw: dict) -> dict:
+    """``raw`` with the defaults of the dataset its ``data.name`` names (a text dataset's 80/10/10
+    split, ``config_defaults`` of its loader) for the data keys it does not set."""
+    data = raw.get("data")
+    data = {} if data is None else data
+    name = data.get("name", DataConfig.name) if isinstance(data, dict) else None
+    defaults = getattr(LOADERS.get(name) if isinstance(name, str) else None, "config_defaults", None)
+    return {**raw, "data": {**defaults, **data}} if defaults else raw
+
+
 def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
     """Validate a parsed YAML document (plus ``--set`` overrides) into a Config."""
     if raw is None:
@@ -207,7 +218,7 @@ def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
             path, value = parse_override(text)
             _apply_override(raw, path, value, text)
         source = f"{source} with --set {short_text(' '.join(overrides))}"
-    cfg = _build(Config, raw, "", source)
+    cfg = _build(Config, with_dataset_defaults(raw), "", source)
     check_memory(cfg, source)
     return cfg
 

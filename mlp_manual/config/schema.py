@@ -8,6 +8,7 @@ naming the key and the file (or ``--set``) for an unknown key, a wrong type or a
 from dataclasses import dataclass, field
 
 from ..datasets.load import LOADERS
+from ..datasets.text import MAX_CONTEXT
 from ..init import init_names
 from ..layers.registry import check_spec
 from ..losses import LOSSES
@@ -50,6 +51,7 @@ class DataConfig:
     test_fraction: float = _opt(0.0, **fraction)
     preprocess: str = _opt("none", choices=("none", "scale", "standardize"))
     data_dir: str | None = None  # where mnist / fashion_mnist files live
+    context: int = _opt(3, check=lambda v: 1 <= v <= MAX_CONTEXT, must=f"be between 1 and {MAX_CONTEXT}")  # text
 
 
 @dataclass(frozen=True)

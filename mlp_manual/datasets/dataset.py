@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..errors import DataError
+from .vocabulary import Vocabulary
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,11 @@ class Dataset:
     feature_names: tuple[str, ...] | None = None  # (D,), a CSV's header without the target
     target_names: tuple[str, ...] | None = None  # (K,) for regression, (1,) for classification
     preprocessing: "Preprocessing | None" = None  # fitted by ``preprocess``
+    vocabulary: "Vocabulary | None" = None  # text data: X holds (N, T) character indices, y the next one
+
+    @property
+    def text(self) -> bool:
+        return self.vocabulary is not None
 
     @property
     def classification(self) -> bool:
@@ -42,7 +48,10 @@ class Dataset:
 
     @property
     def class_names_or_numbers(self) -> tuple[str, ...]:
-        """What to call each class in tables and plots: ``class_names``, or "0", "1", ... without."""
+        """What to call each class in tables and plots: ``class_names``, the characters of text
+        data (the boundary token's label first), or "0", "1", ... without."""
+        if self.text:
+            return tuple(self.vocabulary.label(i) for i in range(self.vocabulary.size))
         return self.class_names or tuple(str(c) for c in range(self.n_classes))
 
     @property

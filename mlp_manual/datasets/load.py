@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import DataError, out_of_memory, short_repr
 from ..readable import readable_bytes
-from . import real, synthetic
+from . import real, synthetic, text
 from .csvfile import read_csv
 from .dataset import Dataset, Preprocessing, check_arrays, preprocess, split
 
@@ -94,6 +94,8 @@ LOADERS: dict[str, Callable[[DataConfig, np.random.Generator, np.dtype], Dataset
     "mnist1d": real.mnist1d,
     "mnist": real.mnist,
     "fashion_mnist": real.fashion_mnist,
+    "names": text.names,
+    "text": text.text,
 }
 
 
@@ -148,6 +150,8 @@ def _load(cfg: DataConfig, rng: np.random.Generator, dtype, fitted: Preprocessin
                             "is empty; lower data.val_fraction / data.test_fraction or add rows")
     with np.errstate(over="ignore", invalid="ignore"):  # what overflows is reported below, by its split and feature
         ds = preprocess(ds, cfg.preprocess, dtype, fitted)
+        if ds.text:  # character indices stay integers
+            return ds
         cast = (lambda A: None if A is None else np.ascontiguousarray(A, dtype=dtype))
         ds = replace(ds, X_train=cast(ds.X_train), X_val=cast(ds.X_val), X_test=cast(ds.X_test))
     _check_preprocessed(ds, cfg, np.dtype(dtype))

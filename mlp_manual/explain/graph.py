@@ -106,9 +106,10 @@ def build_graph(trace: Trace) -> Graph:
             continue
         formula = step.layer.forward_formula or "(no formula given)"
         nodes.append(Node(key, f"{key}  {step.type}\n{wrap(formula)}", "output", 0.0, y))
-        edges += [Edge(previous, key, "forward", shape(step.x)),
-                  Edge(key, previous, "backward", gradient_label(step.layer.backward_formulas.get(
-                      "dx", "dx = (no formula given)"), step.grads["dx"]))]
+        edges.append(Edge(previous, key, "forward", shape(step.x)))
+        if "dx" in step.grads:  # none flows back into integer indices
+            edges.append(Edge(key, previous, "backward", gradient_label(step.layer.backward_formulas.get(
+                "dx", "dx = (no formula given)"), step.grads["dx"])))
         for j, k in enumerate(params):
             param_key = f"{key}.{k}"
             offset = (len(params) - 1) / 2 - j

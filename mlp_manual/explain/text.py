@@ -9,6 +9,7 @@ import numpy as np
 
 from ..losses import LOSSES
 from .formulas import seed_parts
+from .lookup import lookup_backward, lookup_forward
 from .trace import BlockEnd, LayerStep, Trace
 
 ROWS_SHOWN = 2  # rows of a matrix printed
@@ -43,12 +44,17 @@ def pad(step) -> str:
     return "  " * (step.name.count(".") - 1)
 
 
-def forward_lines(trace: Trace) -> list[str]:
+def forward_lines(trace: Trace, vocabulary=None) -> list[str]:
     lines = ["forward, layer by layer (a float64 copy in training mode: dropout draws one mask, and every "
              "check below reuses it)", f"  X {shape(trace.X)}"]
     lines += preview("X", trace.X, "      ")
     for step in trace.steps:
-        lines += block_forward(step) if isinstance(step, BlockEnd) else layer_forward(step)
+        if isinstance(step, BlockEnd):
+            lines += block_forward(step)
+        elif step.layer.takes_indices:
+            lines += lookup_forward(step, pad(step), vocabulary)
+        else:
+            lines += layer_forward(step)
     return lines
 
 
@@ -84,10 +90,15 @@ def loss_lines(trace: Trace) -> list[str]:
     return lines
 
 
-def backward_lines(trace: Trace) -> list[str]:
+def backward_lines(trace: Trace, vocabulary=None) -> list[str]:
     lines = ["backward, in reverse order: each gradient from the upstream gradient dout"]
     for step in reversed(trace.steps):
-        lines += block_backward(step) if isinstance(step, BlockEnd) else layer_backward(step)
+        if isinstance(step, BlockEnd):
+            lines += block_backward(step)
+        elif step.layer.takes_indices:
+            lines += lookup_backward(step, pad(step), vocabulary, check_text)
+        else:
+            lines += layer_backward(step)
     return lines
 
 
@@ -175,9 +186,10 @@ def seed_name(trace: Trace) -> str:
     return LOSSES[trace.loss.name].seed_formula.split(" ")[0]
 
 
-def format_trace(trace: Trace, header: str) -> str:
-    """The whole walkthrough, ``header`` first."""
+def format_trace(trace: Trace, header: str, vocabulary=None) -> str:
+    """The whole walkthrough, ``header`` first; the ``vocabulary`` of text data names the
+    characters an embedding looks up."""
     flow = flow_line(trace)
-    blocks = [[header], forward_lines(trace), loss_lines(trace), backward_lines(trace),
+    blocks = [[header], forward_lines(trace, vocabulary), loss_lines(trace), backward_lines(trace, vocabulary),
               [closing_line(trace)] + ([flow] if flow else [])]
     return "\n\n".join("\n".join(block) for block in blocks)

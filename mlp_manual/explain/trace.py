@@ -48,22 +48,24 @@ class LayerStep:
     def name(self) -> str:
         return f"{self.prefix}.{self.index}"
 
-    def backward(self, dout: np.ndarray) -> np.ndarray:
+    def backward(self, dout: np.ndarray) -> np.ndarray | None:
         self.dout = dout
-        dx = self.layer.backward(dout)  # (N, D)
-        self.grads = {"dx": dx.copy(), **{k: g.copy() for k, g in self.layer.grads.items()}}
+        dx = self.layer.backward(dout)  # (N, D); None for an input of indices
+        self.grads = {**({} if dx is None else {"dx": dx.copy()}), **{k: g.copy() for k, g in self.layer.grads.items()}}
         return dx
 
     def check(self, settings: Settings, rng) -> None:
-        """dx and every parameter gradient against central differences of sum(layer(x) * dout),
-        dout being the gradient the pass gave this layer."""
+        """dx (unless x holds indices) and every parameter gradient against central differences
+        of sum(layer(x) * dout), dout being the gradient the pass gave this layer."""
         x = self.x.copy()
 
         def forward():
             self.restore()
             return self.layer.forward(x)
 
-        self.checks = {"dx": compare_tensor("dx", self.grads["dx"], x, forward, self.dout, settings, rng)}
+        self.checks = {}
+        if "dx" in self.grads:
+            self.checks["dx"] = compare_tensor("dx", self.grads["dx"], x, forward, self.dout, settings, rng)
         for k in self.layer.params:
             self.checks[k] = compare_tensor(k, self.grads[k], self.layer.params[k], forward, self.dout, settings, rng)
 
@@ -186,7 +188,7 @@ def trace(model, loss, X: np.ndarray, y: np.ndarray, *, check: bool = True,
     result = Trace(np.array(X, dtype=np.float64), steps, LossStep(loss.name, value, x, targets, dlogits))
     dout = dlogits
     for step in reversed(steps):  # go in the reverse order of the forward pass
-        dout = step.backward(dout)  # (N, D)
+        dout = step.backward(dout)  # (N, D); None after a first layer of indices
     if check:
         settings = Settings(seed=seed, max_elements=max_elements)
         rng = np.random.default_rng(seed)

@@ -17,7 +17,8 @@ from ..errors import ExportError
 
 OPSET = 17  # the first opset with LayerNormalization; onnxruntime has run it since 1.11
 IR_VERSION = 8  # the IR version that opset 17 came with, so older runtimes load the file too
-ELEMENT_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE}
+ELEMENT_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
+                 np.dtype(np.int64): TensorProto.INT64}
 
 
 class GraphBuilder:
@@ -38,10 +39,11 @@ class GraphBuilder:
         self.names.add(out)
         return out
 
-    def const(self, name: str, value) -> str:
-        """A constant tensor in the graph's dtype (a scalar or an array); returns its name."""
+    def const(self, name: str, value, dtype=None) -> str:
+        """A constant tensor (a scalar or an array) in the graph's dtype, or in ``dtype`` (int64
+        shapes); returns its name."""
         name = self.fresh(name)
-        self.constants.append(numpy_helper.from_array(np.asarray(value, dtype=self.dtype), name=name))
+        self.constants.append(numpy_helper.from_array(np.asarray(value, dtype=dtype or self.dtype), name=name))
         return name
 
     def op(self, op_type: str, *inputs: str, name: str, **attrs) -> str:

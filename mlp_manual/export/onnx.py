@@ -1,6 +1,7 @@
 """A model's inference path as one ONNX graph (opset 17), and ``mlp-export``'s file-to-file step.
 
-The graph takes ``input``: float32 (N, D) raw features, N dynamic. It applies the model file's
+The graph takes ``input``: float32 (N, D) raw features, N dynamic, or for a model whose first
+layer is an embedding int64 (N, T) character indices (Gather picks the rows). It applies the model file's
 preprocessing when the spec has one (``{"kind": ..., "shift": ..., "scale": ...}``: Sub, then
 Div), then every layer in evaluation mode: dropout is left out, batchnorm uses its running
 statistics. A model trained with softmax_cross_entropy gives ``logits`` (N, C) and
@@ -83,6 +84,12 @@ def _batchnorm(g, layer: layers.BatchNorm1d, x, name):
     return g.op("BatchNormalization", x, *consts, name=name, epsilon=layer.eps)
 
 
+def _embedding(g, layer: layers.Embedding, x, name):
+    rows = g.op("Gather", g.const(f"{name}.W", layer.params["W"]), x, name=f"{name}.rows", axis=0)  # (N, T, E)
+    width = g.const(f"{name}.shape", [-1, layer.context * layer.dim], np.int64)
+    return g.op("Reshape", rows, width, name=name)  # (N, T * E): the rows of a context side by side
+
+
 def _residual(g, layer: layers.Residual, x, name):
     fx = _emit_layers(g, layer.layers, x, name)  # the inner layers, named <name>.<j>
     return g.op("Add", x, fx, name=name)  # out = x + f(x)
@@ -104,6 +111,7 @@ EMITTERS = {
     layers.RMSNorm: _rmsnorm,
     layers.BatchNorm1d: _batchnorm,
     layers.Residual: _residual,
+    layers.Embedding: _embedding,
 }
 
 
@@ -141,10 +149,13 @@ def _preprocess(g: GraphBuilder, x: str, preprocessing: Preprocessing | None) ->
 
 
 def _metadata(info: ModelInfo) -> dict[str, str]:
-    """ONNX metadata: ``loss``, and ``feature_names`` as a JSON list."""
+    """ONNX metadata: ``loss``, ``feature_names`` as a JSON list, and for a text model its
+    ``vocabulary`` (the characters of indices 1, 2, ...; 0 is the boundary token)."""
     metadata = {"loss": info.loss} if info.loss else {}
     if info.feature_names is not None:
         metadata["feature_names"] = json.dumps(list(info.feature_names))
+    if info.vocabulary is not None:
+        metadata["vocabulary"] = json.dumps(info.vocabulary.to_json())
     return metadata
 
 
@@ -157,10 +168,13 @@ def export_model(model: Model, info: ModelInfo | None = None) -> "onnx.ModelProt
     info = info or ModelInfo(None, None, None, None)
     g = GraphBuilder(model.dtype)
     width = model.input_width()
+    indices = bool(model.layers) and model.layers[0].takes_indices
+    input_dtype = np.int64 if indices else np.float32
     x = g.fresh("input")
-    if g.dtype != np.float32:
+    if not indices and g.dtype != np.float32:
         x = g.op("Cast", x, name="input_cast", to=ELEMENT_TYPES[g.dtype])
-    x = _preprocess(g, x, info.preprocessing)
+    if not indices:
+        x = _preprocess(g, x, info.preprocessing)
     x = _emit_layers(g, model.layers, x, "layers")
     out_width = model.output_width(width) if width is not None else None
     target = LOSSES[info.loss].target if info.loss else None
@@ -171,7 +185,7 @@ def export_model(model: Model, info: ModelInfo | None = None) -> "onnx.ModelProt
     else:
         outputs = [g.value_info(g.op("Identity", x, name="output"), out_width)]
     doc = "mlp-manual model: " + " -> ".join(repr(layer) for layer in model.layers)
-    return g.model([g.value_info("input", width, np.float32)], outputs, _metadata(info), doc)
+    return g.model([g.value_info("input", width, input_dtype)], outputs, _metadata(info), doc)
 
 
 def write_onnx(proto: "onnx.ModelProto", path: str | os.PathLike) -> None:

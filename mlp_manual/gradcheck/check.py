@@ -25,7 +25,7 @@ from .contract import (
     require_model,
     what_was_raised,
 )
-from .report import GradcheckReport, StructureCheck
+from .report import GradcheckReport, StructureCheck, not_differentiable
 from .structure import same, structure_checks
 from .target import Target, copy_in, modes_to_check, pin_state
 
@@ -39,7 +39,8 @@ def check_layer(layer, x, *, mode: str | None = None, label: str | None = None, 
     """Check dx and every parameter gradient of a layer, plus the structural properties of its backward.
 
     Inputs: layer, any object with forward, backward, params and grads (need not subclass Layer);
-    x (N, D), the input (any float dtype: it is checked in float64); mode, "train", "eval" or
+    x (N, D), the input (any float dtype: it is checked in float64; integer indices for a layer
+    that ``takes_indices``, whose dx row is then N/A); mode, "train", "eval" or
     None to leave the mode as it is; settings, the fields of ``Settings`` (eps, tol, warn, seed,
     max_elements).
     Returns: a GradcheckReport with rows "dx" and one per parameter key.
@@ -53,7 +54,8 @@ def check_layer(layer, x, *, mode: str | None = None, label: str | None = None, 
     g = rng.normal(size=out.shape)  # (N, H)
     dx, grads, structure = structure_checks(target, x, g, rng)
     x_var = x.copy()
-    rows = [compare_tensor("dx", dx, x_var, lambda: target.forward(x_var.copy()), g, s, rng)]
+    rows = [not_differentiable("dx", x.shape) if target.indices else
+            compare_tensor("dx", dx, x_var, lambda: target.forward(x_var.copy()), g, s, rng)]
     for name, owner, key in target.tensors:
         rows.append(compare_tensor(name, grads[name], owner.params[key], lambda: target.forward(x.copy()), g, s, rng))
     label = label or f"{describe(layer)} x{x.shape}" + (f" {mode}" if mode else "")
@@ -119,6 +121,7 @@ def check_model(model, loss, X, y, *, mode: str | None = None, label: str | None
     dx, grads, structure = structure_checks(target, X, dlogits, rng)
     X_var = X.copy()
     rows = [*at_output.rows,
+            not_differentiable("dx", X.shape) if target.indices else
             compare_tensor("dx", dx, X_var, lambda: target.forward(X_var.copy()), dlogits, s, rng)]
     for name, owner, key in target.tensors:
         rows.append(compare_tensor(name, grads[name], owner.params[key], lambda: target.forward(X.copy()),

@@ -89,6 +89,15 @@ def call_loss(fn, logits, targets):
 
 
 
+def input_is_indices(obj) -> bool:
+    """Whether a layer, or a model's first layer, takes integer indices (an embedding): its
+    input has no gradient to check."""
+    layers = getattr(obj, "layers", None)
+    first = layers[0] if isinstance(layers, (list, tuple)) and layers else obj
+    return bool(getattr(first, "takes_indices", False))
+
+
+
 def float64_input(x, name: str) -> np.ndarray:
     x = np.asarray(x)
     if x.dtype.kind not in "fiu" or x.ndim == 0:

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .contract import call_user, describe, require_layer
+from .contract import call_user, describe, input_is_indices, require_layer
 from .target import copy_in, modes_to_check
 
 EPS32 = float(np.finfo(np.float32).eps)
@@ -159,7 +159,8 @@ def _run(layer, x, dout, move=None) -> dict[str, np.ndarray]:
     if move is not None:
         _move_cache(work, move)
     dx = call_user(work, "backward", dout)
-    return {"out": out, "dx": np.array(dx), **{k: np.array(work.grads[k]) for k in work.params}}
+    grads = {} if input_is_indices(work) else {"dx": np.array(dx)}  # integer indices have none
+    return {"out": out, **grads, **{k: np.array(work.grads[k]) for k in work.params}}
 
 
 def _perturbed(single, x32, dout32, rng):
@@ -173,7 +174,8 @@ def _perturbed(single, x32, dout32, rng):
         for k, v in d.items():
             if isinstance(v, np.ndarray) and v.dtype.kind == "f":
                 d[k] = move(v)
-    return work, move(x32.astype(np.float64)), move(dout32.astype(np.float64)), move
+    x = x32.astype(np.float64)  # integer indices are exact in float32: nothing to move
+    return work, x if input_is_indices(single) else move(x), move(dout32.astype(np.float64)), move
 
 
 def _move_cache(layer, move) -> None:

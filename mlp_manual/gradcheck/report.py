@@ -7,6 +7,8 @@ Verdicts, from best to worst:
 - WARN: the worst relative error is between ``tol`` and ``warn`` (1e-4): suspicious, not proof;
 - FAIL: an entry (or the directional check) is off by more than ``warn``, or the gradient is
   missing, misshapen or not finite.
+
+An input of integer indices (an embedding's) has no gradient: its row is N/A, which passes.
 """
 
 from dataclasses import asdict, dataclass, field
@@ -36,7 +38,7 @@ class TensorRow:
     def describe(self) -> str:
         """The note column: sampling, kinks, and whatever else explains the verdict."""
         parts = []
-        if self.checked < self.size:
+        if self.checked < self.size and self.verdict != NOT_DIFFERENTIABLE:
             parts.append(f"sampled {self.checked}/{self.size}, directional {_num(self.directional)}")
         if self.kinks:
             parts.append(f"{self.kinks} kink{'s' if self.kinks > 1 else ''}")
@@ -109,10 +111,20 @@ class SuiteReport:
                 "checks": [r.to_dict() for r in self.reports]}
 
 
+NOT_DIFFERENTIABLE = "N/A"  # the verdict of an input of integer indices, which has no gradient
+
+
+def not_differentiable(name: str, shape) -> TensorRow:
+    """The row of an input of integer indices: nothing to compare, and nothing wrong."""
+    return TensorRow(name, tuple(shape), 0, float("nan"), float("nan"), None, NOT_DIFFERENTIABLE,
+                     note="integer indices: not differentiable, no gradient to check")
+
+
 def counts(reports: list[GradcheckReport]) -> dict[str, int]:
     """Tensors per verdict, and structural checks that failed."""
-    out = {"passed": 0, "failed": 0, "warnings": 0, "kinks": 0, "structural_failures": 0}
-    key = {"PASS": "passed", "FAIL": "failed", "WARN": "warnings", "KINK": "kinks"}
+    out = {"passed": 0, "failed": 0, "warnings": 0, "kinks": 0, "not_differentiable": 0, "structural_failures": 0}
+    key = {"PASS": "passed", "FAIL": "failed", "WARN": "warnings", "KINK": "kinks",
+           NOT_DIFFERENTIABLE: "not_differentiable"}
     for report in reports:
         for r in report.rows:
             out[key[r.verdict]] += 1
@@ -124,6 +136,8 @@ def summary_line(reports: list[GradcheckReport]) -> str:
     """``N passed, M failed, W warnings, K with kinks`` (tensors), plus structural failures."""
     c = counts(reports)
     line = f"{c['passed']} passed, {c['failed']} failed, {c['warnings']} warnings, {c['kinks']} with kinks"
+    if c["not_differentiable"]:
+        line += f", {c['not_differentiable']} not differentiable (integer indices)"
     if c["structural_failures"]:
         line += f"; {c['structural_failures']} structural check(s) failed"
     return line
@@ -167,7 +181,7 @@ def format_reports(reports: list[GradcheckReport], notes=(), only_failures: bool
 
 
 def _num(v: float | None) -> str:
-    return "-" if v is None else f"{v:.1e}"
+    return "-" if v is None or np.isnan(v) else f"{v:.1e}"
 
 
 def _shape(shape) -> str:

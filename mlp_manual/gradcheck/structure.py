@@ -43,7 +43,7 @@ def structure_checks(target, x, seed, rng):
             bad.append(f"{n} off by {err:.1e}")
     checks.append(StructureCheck("backward is linear in dout", not bad,
                                  "backward(a*g1 + b*g2) != a*backward(g1) + b*backward(g2): " + ", ".join(bad)))
-    wrong = [f"dx is {dx.dtype}, not {x.dtype}"] if dx.dtype != x.dtype else []
+    wrong = [f"dx is {dx.dtype}, not {x.dtype}"] if dx is not None and dx.dtype != x.dtype else []
     for name, owner, key in target.tensors:
         p, gr = owner.params[key], grads[name]
         if not isinstance(gr, np.ndarray):

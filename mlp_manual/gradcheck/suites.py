@@ -25,10 +25,13 @@ LAYER_SHAPES = ((1, 5), (6, 3))  # (N, D)
 OUTPUT_WIDTH = 4  # linear maps D to 4, so its weights are not square
 LOSS_SHAPES = {"softmax_cross_entropy": ((1, 3), (7, 5)), "bce_with_logits": ((1, 1), (7, 1), (5, 3)),
                "mse": ((1, 1), (7, 3))}  # (N, C) or (N, K)
-OPTIONS = {"leaky_relu": {"slope": 0.2}, "dropout": {"p": 0.5},
+VOCAB = 4  # rows of an embedding's table: fewer than the indices of a row, so rows repeat
+OPTIONS = {"leaky_relu": {"slope": 0.2}, "dropout": {"p": 0.5}, "embedding": {"dim": 2},
            # out = x + f(x) with a smooth f whose hidden width (4) differs from D, so no weight is square
            "residual": {"layers": [{"type": "linear", "units": 4}, {"type": "tanh"}, {"type": "linear"}]}}
 NOTES = (f"inputs are drawn at least {KINK_MARGIN} away from 0, the kink of relu and leaky_relu",
+         f"embedding looks up indices in 0..{VOCAB - 1}, each row of x holding one index twice, so rows of W "
+         "add gradients from several positions; its input, integer indices, has no gradient (N/A)",
          "residual is checked as out = x + f(x) with f = linear, tanh, linear",
          "dropout is checked with one fixed mask; batch norm with its running statistics held fixed",
          "batchnorm in train mode is not checked at batch 1: batch statistics need at least 2 rows")
@@ -46,7 +49,7 @@ def builtin_layer(name: str, width: int, rng: np.random.Generator):
     """A float64 layer of registered type ``name`` for ``width`` input features, its parameters
     and running statistics moved off their initial values."""
     layer = LAYERS[name].build(OPTIONS.get(name, {}), width, np.random.default_rng(rng.integers(2**32)),
-                               np.float64, output_width=OUTPUT_WIDTH)
+                               np.float64, output_width=OUTPUT_WIDTH, vocab=VOCAB)
     for k, p in layer.params.items():
         layer.params[k] = p + rng.normal(size=p.shape) * 0.5
     if "running_var" in layer.buffers:
@@ -60,6 +63,14 @@ def away_from_kinks(x: np.ndarray) -> np.ndarray:
     return np.where(np.abs(x) < KINK_MARGIN, np.where(x < 0, -1.0, 1.0) * KINK_MARGIN + x, x)
 
 
+def repeated_indices(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
+    """(N, D) indices in 0..VOCAB-1 (as floats, as the checker takes inputs), the last of each row
+    a copy of its first, so that every row uses a row of the table twice."""
+    x = rng.integers(0, VOCAB, size=(n, d))
+    x[:, -1] = x[:, 0]
+    return x.astype(np.float64)
+
+
 def builtin_cases(layer_shapes, rng: np.random.Generator):
     """Yield (label, layer, x, mode) for every registered layer type, on each (N, D) input shape,
     in each mode it computes differently in, with parameters and inputs drawn from ``rng``."""
@@ -69,7 +80,8 @@ def builtin_cases(layer_shapes, rng: np.random.Generator):
                 if mode == "train" and n < layer_type.cls.min_train_rows:
                     continue
                 layer = builtin_layer(name, d, rng)
-                x = away_from_kinks(rng.normal(size=(n, d)) * 2)  # (N, D)
+                x = (repeated_indices(rng, n, d) if layer_type.cls.takes_indices
+                     else away_from_kinks(rng.normal(size=(n, d)) * 2))  # (N, D)
                 yield f"{name} x({n}, {d})" + (f" {mode}" if mode else ""), layer, x, mode
 
 

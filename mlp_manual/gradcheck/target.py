@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import GradcheckError
 from .compare import kind_of
-from .contract import call_user, describe, float64_input
+from .contract import call_user, describe, float64_input, input_is_indices
 
 
 class Target:
@@ -18,6 +18,7 @@ class Target:
     def __init__(self, work, layers, tensors):
         self.work, self.tensors = work, tensors  # tensors: (name, owning layer, params key)
         self.restore = pin_state(layers)
+        self.indices = input_is_indices(work)  # the input is integer indices: backward gives no dx
 
     @classmethod
     def of(cls, obj, layers, mode, tensors_of):
@@ -36,13 +37,17 @@ class Target:
         return out
 
     def backward(self, dout, x):
+        """(dx, grads) after a backward of ``dout``; dx is None for an input of indices."""
         dx = call_user(self.work, "backward", dout)
-        if not isinstance(dx, np.ndarray) or dx.shape != x.shape:
+        if self.indices:
+            dx = None
+        elif not isinstance(dx, np.ndarray) or dx.shape != x.shape:
             got = f"shape {dx.shape}" if isinstance(dx, np.ndarray) else kind_of(dx)
             raise GradcheckError(f"{describe(self.work)}.backward must return dx shaped like its input "
                                  f"{x.shape}, got {got}")
         grads = {name: owner.grads.get(key) for name, owner, key in self.tensors}
-        return dx.copy(), {n: v.copy() if isinstance(v, np.ndarray) else v for n, v in grads.items()}
+        return None if dx is None else dx.copy(), {n: v.copy() if isinstance(v, np.ndarray) else v
+                                                   for n, v in grads.items()}
 
 
 

@@ -12,10 +12,12 @@ from .activations import (
 )
 from .base import Layer
 from .dropout import Dropout
+from .embedding import Embedding
 from .linear import Linear
 from .normalization import BatchNorm1d, LayerNorm, RMSNorm
 from .registry import LAYER_TYPES, LAYERS
 from .residual import Residual
 
 __all__ = ["Layer", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Identity", "Softmax",
-           "Dropout", "LayerNorm", "RMSNorm", "BatchNorm1d", "Residual", "LAYER_TYPES", "LAYERS", "sigmoid"]
+           "Dropout", "LayerNorm", "RMSNorm", "BatchNorm1d", "Residual", "Embedding", "LAYER_TYPES", "LAYERS",
+           "sigmoid"]

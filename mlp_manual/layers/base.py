@@ -3,7 +3,8 @@
 A layer has:
 - ``forward(x) -> out``: computes the output and caches what backward needs;
 - ``backward(dout) -> dx``: writes the gradient of every parameter into ``self.grads``
-  (same keys as ``self.params``) and returns the gradient with respect to its input;
+  (same keys as ``self.params``) and returns the gradient with respect to its input (None
+  for a layer that ``takes_indices``: integer indices have no gradient);
 - ``backward_params(dout)``: the same without dx, for the model's first layer, whose input is
   the data (the default calls ``backward`` and drops dx; Linear skips the dx matmul);
 - ``params`` / ``grads``: dicts of arrays with identical keys (empty without parameters);
@@ -31,6 +32,9 @@ class Layer:
 
     modes_differ = False  # computes differently in training and evaluation mode
     min_train_rows = 1  # the smallest batch forward accepts in training mode
+    # Takes integer indices (an embedding), which have no gradient: backward returns None for
+    # dx, the layer must come first in a model, and its data must be indices (a text dataset).
+    takes_indices = False
     # What diagnostics count in the output: "dead" units (zero for a whole batch: the ReLU
     # family) or "saturated" ones (at the ends of their range for a whole batch); see ``stuck``.
     unit_state: str | None = None

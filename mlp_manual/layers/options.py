@@ -100,15 +100,20 @@ def positive(default: float) -> Option:
 class Widths:
     """A width rule. ``names``: the constructor arguments that are widths; ``input``: the one that
     is the input width, if any; ``options``: config options the rule reads itself; ``kwargs``:
-    the width arguments of a layer that ``width`` features flow into."""
+    the width arguments of a layer that ``width`` features flow into. ``unsized``: the widths
+    that size none of the layer's arrays (an embedding's context), which a model file cannot
+    check against its arrays."""
 
     names: tuple[str, ...] = ()
     input: str | None = None
     options: ClassVar[dict[str, Option]] = {}
+    unsized: tuple[str, ...] = ()
     takes_output_width = False  # the last such layer of a model may leave its width to the loss
 
-    def kwargs(self, type_name: str, spec: dict, width: int, output_width: int | None) -> dict:
-        """Width arguments; ``output_width`` is given to the model's last output-sizing layer only."""
+    def kwargs(self, type_name: str, spec: dict, width: int, output_width: int | None,
+               vocab: int | None = None) -> dict:
+        """Width arguments; ``output_width`` is given to the model's last output-sizing layer only;
+        ``vocab`` is the size of the data's vocabulary (text data), None for numbers."""
         return {}
 
     def output(self, kwargs: dict) -> int | None:
@@ -127,7 +132,7 @@ class FeaturesWidth(Widths):
     names = ("features",)
     input = "features"
 
-    def kwargs(self, type_name, spec, width, output_width):
+    def kwargs(self, type_name, spec, width, output_width, vocab=None):
         return {"features": width}
 
 
@@ -140,7 +145,7 @@ class UnitsWidth(Widths):
     options: ClassVar[dict[str, Option]] = {"units": Option(COUNT)}
     takes_output_width = True
 
-    def kwargs(self, type_name, spec, width, output_width):
+    def kwargs(self, type_name, spec, width, output_width, vocab=None):
         units = spec.get("units")
         if units is None:
             if output_width is None:
@@ -152,4 +157,23 @@ class UnitsWidth(Widths):
         return kwargs["out_features"]
 
 
-KEEP, FEATURES, UNITS = KeepWidth(), FeaturesWidth(), UnitsWidth()
+class TableWidth(Widths):
+    """Embedding tables: ``vocab`` rows, one per token of the data's vocabulary; ``context`` is
+    the width flowing in (indices per row); ``dim`` the option of that name, the columns of the
+    table. The output is ``context * dim`` wide."""
+
+    names = ("vocab", "context", "dim")
+    input = "context"
+    options: ClassVar[dict[str, Option]] = {"dim": Option(COUNT)}
+    unsized = ("context",)
+
+    def kwargs(self, type_name, spec, width, output_width, vocab=None):
+        if vocab is None:
+            raise ConfigError(f"{type_name} looks up characters: it needs a text dataset (data.name names or "
+                              "text), whose vocabulary sets the rows of its table")
+        if "dim" not in spec:
+            raise ConfigError(f"{type_name} needs 'dim', the size of each character's vector (e.g. dim: 10)")
+        return {"vocab": vocab, "context": width, "dim": spec["dim"]}
+
+
+KEEP, FEATURES, UNITS, TABLE = KeepWidth(), FeaturesWidth(), UnitsWidth(), TableWidth()

@@ -19,6 +19,7 @@ from . import user_checks
 from .activations import GELU, Identity, LeakyReLU, ReLU, Sigmoid, Softmax, Tanh
 from .base import Layer
 from .dropout import Dropout
+from .embedding import Embedding
 from .linear import Linear
 from .normalization import BatchNorm1d, LayerNorm, RMSNorm
 from .options import (
@@ -27,6 +28,7 @@ from .options import (
     INIT,
     KEEP,
     NUMBER,
+    TABLE,
     UNITS,
     Kind,
     Option,
@@ -69,18 +71,19 @@ class LayerType:
         return layer
 
     def build(self, spec: dict, width: int, rng, dtype, output_width: int | None = None,
-              defaults: dict | None = None, where: str = "layer"):
+              defaults: dict | None = None, where: str = "layer", vocab: int | None = None):
         """The layer a config spec (``{"type": "linear", "units": 8}``) describes, for ``width``
         input features. ``output_width`` goes to the model's last output-sizing layer;
         ``defaults`` are model-wide values (``init``) for options the spec omits, of this type
-        and of the layers nested in it. A ConfigError starts with ``where`` (``model.layers[1]``)."""
+        and of the layers nested in it; ``vocab`` is the data's vocabulary size (text data).
+        A ConfigError starts with ``where`` (``model.layers[1]``)."""
         options = {k: v for k, v in spec.items() if k != "type" and k not in self.widths.options}
         for k, v in options.items():
             if self.options[k].kind.holds_layers:  # inner layers: as wide at both ends as the block
-                options[k] = build_layers(v, width, rng, dtype, width, defaults, f"{where}.{k}")[0]
+                options[k] = build_layers(v, width, rng, dtype, width, defaults, f"{where}.{k}", nested=True)[0]
         filled = {k: v for k, v in (defaults or {}).items() if k in self.options and k not in options}
         try:
-            kwargs = {**self.widths.kwargs(self.name, spec, width, output_width), **filled, **options}
+            kwargs = {**self.widths.kwargs(self.name, spec, width, output_width, vocab), **filled, **options}
             layer = self.make(kwargs, rng, dtype)
             if self.module is not None:
                 self.check_config(layer, kwargs)
@@ -102,15 +105,22 @@ class LayerType:
 
 
 def build_layers(specs: list[dict], width: int, rng, dtype, output_width: int | None = None,
-                 defaults: dict | None = None, where: str = "model.layers") -> tuple[list, int]:
+                 defaults: dict | None = None, where: str = "model.layers",
+                 vocab: int | None = None, nested: bool = False) -> tuple[list, int]:
     """The layers checked config specs describe, ``width`` features flowing into the first; the
-    last output-sizing one may leave its width to ``output_width``. Returns the layers and the
-    width they give. Errors name ``<where>[<index>]``."""
+    last output-sizing one may leave its width to ``output_width``. ``vocab``: the size of the
+    data's vocabulary when the data is text (the first layer then takes its indices); ``nested``:
+    the layers are inside a block. Returns the layers and the width they give. Errors name
+    ``<where>[<index>]``."""
     last = output_layer(specs)
     layers = []
     for i, spec in enumerate(specs):
-        layer = _TYPES[spec["type"]].build(spec, width, rng, dtype, output_width if i == last else None,
-                                           defaults, f"{where}[{i}]")
+        layer_type = _TYPES[spec["type"]]
+        if layer_type.cls.takes_indices and (i > 0 or nested):
+            raise ConfigError(f"{where}[{i}]: {layer_type.name} takes integer indices, which only the data gives: "
+                              "it must be the model's first layer")
+        layer = layer_type.build(spec, width, rng, dtype, output_width if i == last else None,
+                                 defaults, f"{where}[{i}]", vocab if i == 0 else None)
         layers.append(layer)
         width = layer.output_width(width)
     return layers, width
@@ -272,6 +282,7 @@ BUILTINS = (
     LayerType("batchnorm", BatchNorm1d, {"momentum": Option(NUMBER, 0.1, lambda v: 0 <= v <= 1, "be in [0, 1]"),
                                          "eps": positive(1e-5)}, FEATURES, ("dtype",)),
     LayerType("residual", Residual, {"layers": Option(LAYER_LIST, [])}),
+    LayerType("embedding", Embedding, {}, TABLE, ("rng", "dtype")),
 )
 for _builtin in BUILTINS:
     register(_builtin)

@@ -1,4 +1,5 @@
-"""A saved model evaluated on a split of its run's data, or on a labelled file as a whole.
+"""A saved model evaluated on a split of its run's data, or on a labelled file as a whole; a text
+model on every split, in nats per character and perplexity.
 
 The run's split is rebuilt from its config (same seed, same fractions) after checking the model
 file's record of what defined it: a data file that changed since training is refused, since its
@@ -6,9 +7,10 @@ file's record of what defined it: a data file that changed since training is ref
 statistics, never fitted again. Then the loss and predictions are computed: with the confusion
 matrix for a classifier, with MSE, RMSE, MAE and R² per target for regression.
 
-D = features, C = classes, K = regression targets.
+D = features, C = classes, K = regression targets, T = context, V = vocabulary.
 """
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,17 +19,20 @@ import numpy as np
 from ..config import load_config
 from ..datasets.csvfile import read_csv
 from ..datasets.dataset import Dataset, target_labels
-from ..datasets.load import dataset_label
+from ..datasets.load import LOADERS, dataset_label
 from ..datasets.split_record import SplitRecord
-from ..errors import ConfigError, DataError
+from ..datasets.vocabulary import BOUNDARY
+from ..errors import ConfigError, DataError, MLPManualError
 from ..layers.user_modules import check_user_layers
 from ..losses import LOSSES, LossSpec
 from ..model import Model
 from ..training.evaluation import (
     Evaluation,
     RegressionEvaluation,
+    count_correct,
     evaluate_classes,
     evaluate_regression,
+    model_outputs,
 )
 from ..training.experiment import run_data
 from .model_file import read_model
@@ -47,12 +52,54 @@ class SplitEvaluation:
         return isinstance(self.result, Evaluation)
 
 
-def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, dataset: str | None = None,
-                         data_dir: str | None = None) -> SplitEvaluation:
-    """Evaluate the model file at ``model_path`` on ``split`` of the data its run's config
-    describes. ``config_path`` defaults to config.yaml beside the model; ``dataset`` and
-    ``data_dir`` override the config's data.name and data.data_dir. Raises DataError when the
-    run's data files are no longer the ones it split (see ``SplitRecord``)."""
+@dataclass(frozen=True)
+class TextSplit:
+    """A text model's results on one split: loss in nats per character (the boundary token that
+    ends each word counts as one), its perplexity exp(loss), and next-character accuracy."""
+
+    split: str
+    words: int
+    characters: int  # examples: every character of every word, and the end of each word
+    loss: float
+    accuracy: float
+
+    @property
+    def perplexity(self) -> float:
+        return math.exp(self.loss)
+
+
+@dataclass(frozen=True)
+class RunData:
+    """A model file and its run's data, rebuilt as in training after checking the split record."""
+
+    model: Model
+    info: ModelInfo
+    data: Dataset  # preprocessed with the model file's statistics, targets as the loss wants them
+    label: str  # dataset_label of the run's data
+    loss: LossSpec
+    part_files: dict  # split -> the file it was read from, for a split with a file of its own
+
+    def split(self, split: str):
+        """X (N, D) and y of ``split``; DataError when the config holds no such split."""
+        X, y = getattr(self.data, f"X_{split}"), getattr(self.data, f"y_{split}")
+        if X is None:
+            held = splits_held(self.data)
+            raise DataError(f"{self.label} has no {split} split with this config "
+                            f"(data.{split}_fraction is 0); its splits: {', '.join(held)}")
+        return X, y
+
+
+def splits_held(data: Dataset) -> list[str]:
+    """The splits a dataset has: train, then val and test when the config holds them out."""
+    return [part for part in ("train", "val", "test") if getattr(data, f"X_{part}") is not None]
+
+
+def load_run_data(model_path, *, config_path=None, dataset: str | None = None, data_dir: str | None = None,
+                  split: str = "test") -> RunData:
+    """The model file at ``model_path`` and its run's data. ``config_path`` defaults to config.yaml
+    beside the model; ``dataset`` and ``data_dir`` override the config's data.name and
+    data.data_dir. Raises DataError when the run's data files are no longer the ones it split
+    (see ``SplitRecord``; ``split`` names the split asked for, in the message)."""
     model_path = Path(model_path)
     overrides = [f"data.name={dataset}"] if dataset else []
     if data_dir:
@@ -60,7 +107,6 @@ def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, d
     cfg = load_config(_run_config(model_path, config_path), overrides)
     model, info = read_model(model_path)
     label = dataset_label(cfg.data.name, cfg.data.path)
-    part_file = getattr(cfg.data, f"{split}_path", None)  # a split read from a file of its own
     d = run_data(cfg, info.preprocessing)  # a missing data file is named here, by its loader
     check_user_layers(model, d.X_train)
     if info.split is not None and not dataset:  # another dataset, asked for by name, has its own split
@@ -68,14 +114,49 @@ def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, d
         if difference:
             raise DataError(f"{model_path}: cannot rebuild the run's {split} split of {label}: {difference}. "
                             f"To evaluate a file as it is now, as a whole, pass it with --data FILE")
-    X, y = getattr(d, f"X_{split}"), getattr(d, f"y_{split}")  # (N, D), targets as the loss wants them
-    if X is None:
-        held = [part for part in ("train", "val", "test") if getattr(d, f"X_{part}") is not None]
-        raise DataError(f"{label} has no {split} split with this config "
-                        f"(data.{split}_fraction is 0); its splits: {', '.join(held)}")
     loss = LOSSES[cfg.loss]
     check_saved_model(model, str(model_path), d, label, loss)
-    return _evaluate(model.astype(X.dtype), loss, Path(part_file).name if part_file else label, split, X, y, d)
+    if d.text and info.vocabulary != d.vocabulary:
+        model_chars = info.vocabulary.describe() if info.vocabulary else "none (it was not trained on text)"
+        raise DataError(f"{model_path} was trained on the characters {model_chars}, but the training words of "
+                        f"{label} have {d.vocabulary.describe()}")
+    parts = {part: getattr(cfg.data, f"{part}_path", None) for part in ("train", "val", "test")}
+    model = model.astype(np.dtype(cfg.dtype))
+    return RunData(model, info, d, label, loss, {k: v for k, v in parts.items() if v})
+
+
+def is_text_model(model_path, config_path=None) -> bool:
+    """Whether the run of the model file at ``model_path`` trained on text (its config's data.name
+    is a text dataset); False when its config cannot be read (the evaluation then says why)."""
+    try:
+        cfg = load_config(_run_config(Path(model_path), config_path))
+    except MLPManualError:
+        return False
+    return getattr(LOADERS[cfg.data.name], "text", False)
+
+
+def evaluate_saved_model(model_path, split: str = "test", *, config_path=None, dataset: str | None = None,
+                         data_dir: str | None = None) -> SplitEvaluation:
+    """Evaluate the model file at ``model_path`` on ``split`` of the data its run's config
+    describes; arguments as for ``load_run_data``."""
+    run = load_run_data(model_path, config_path=config_path, dataset=dataset, data_dir=data_dir, split=split)
+    X, y = run.split(split)  # (N, D), targets as the loss wants them
+    part_file = run.part_files.get(split)  # a split read from a file of its own
+    return _evaluate(run.model.astype(X.dtype), run.loss, Path(part_file).name if part_file else run.label, split,
+                     X, y, run.data)
+
+
+def evaluate_text(run: RunData, splits=None) -> list[TextSplit]:
+    """A text model's loss per character, perplexity and accuracy on ``splits`` (default: every
+    split the run's config holds out)."""
+    results = []
+    for split in splits or splits_held(run.data):
+        X, y = run.split(split)  # (N, T) contexts, (N,) next characters
+        out = model_outputs(run.model, X)  # (N, V)
+        loss, _ = run.loss.fn(out, y)
+        results.append(TextSplit(split, int((y == BOUNDARY).sum()), len(y), float(loss),
+                                 count_correct(run.loss, out, y) / len(y)))
+    return results
 
 
 def evaluate_file(model_path, path, *, config_path=None) -> SplitEvaluation:

@@ -1,5 +1,5 @@
-"""The end of a run in any state: model.npz, metrics.csv, the plots and summary.json (written
-last), and the final line that says which weights the test metrics come from.
+"""The end of a run in any state: model.npz, metrics.csv, the plots, samples.txt (text data) and
+summary.json (written last), and the final line that says which weights the test metrics come from.
 """
 
 import time
@@ -158,6 +158,8 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
                                                [spec["type"] for spec in exp.model.spec()])
     if failures.failed:  # a resume draws them again (folder.refuse_complete)
         summary["unwritten"] = [name for name, _ in failures.failed]
+    if d.text and status in ("completed", "stopped_early"):
+        write_samples(exp, run_dir, echo)
     summary["wall_seconds"] = round(time.perf_counter() - started, 3)
     summary["run_dir"] = str(run_dir)
     files.write_json(run_dir / "summary.json", summary)
@@ -169,6 +171,21 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
         for _, reason in failures.failed:  # the run ends on its own error (diverged, interrupted)
             echo(reason)
     return summary
+
+
+SAMPLES = 20  # items in samples.txt
+SAMPLES_SHOWN = 5  # of them, printed at the end of the run
+
+
+def write_samples(exp: Experiment, run_dir: Path, echo) -> None:
+    """samples.txt: SAMPLES items the trained text model generates (seed: the run's, temperature 1),
+    the first SAMPLES_SHOWN of them printed."""
+    from .sample import generate
+
+    items = [item.text for item in generate(exp.model, exp.data.vocabulary, SAMPLES, seed=exp.cfg.seed)]
+    files.write_text(run_dir / "samples.txt", "".join(f"{text}\n" for text in items))
+    echo(f"samples (seed {exp.cfg.seed}, temperature 1; all {SAMPLES} in samples.txt, more with mlp-sample): "
+         + ", ".join(items[:SAMPLES_SHOWN]))
 
 
 

@@ -18,7 +18,8 @@ from .run_lock import LOCK_NAME, claim_run_dir
 
 RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "checkpoint.npz", "loss.png",
              "accuracy.png", "decision_boundary.png", "diagnostics.csv", "grad_norms.png", "update_ratio.png",
-             "activations.png", "lr_find.png", "confusion.png", "mistakes.png", "predictions.png", "fit.png")
+             "activations.png", "lr_find.png", "confusion.png", "mistakes.png", "predictions.png", "fit.png",
+             "samples.txt")
 
 
 

@@ -43,6 +43,7 @@ def save_model(model: Model, path: str | os.PathLike, extra: dict | None = None,
 
 
 FLOAT_DTYPES = ("float16", "float32", "float64")
+MAX_UNSIZED_WIDTH = 1 << 20  # a width that sizes no array (an embedding's context): far above any real one
 
 
 def spec_of(arrays: dict[str, np.ndarray], path) -> dict:
@@ -90,7 +91,11 @@ def _layer_kwargs(i: str, layer_spec, arrays: dict[str, np.ndarray], path) -> tu
     dims = {d for a in stored for d in a.shape}
     widths = 1
     for k, v in kwargs.items():
-        if k in layer_type.widths.names:
+        if k in layer_type.widths.unsized:  # sizes no array: only its use is bounded (by the data it takes)
+            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_UNSIZED_WIDTH:
+                raise ModelFileError(f"{path}: layer {i} ({name}) has {k} {v!r}, expected an integer in "
+                                     f"1..{MAX_UNSIZED_WIDTH}")
+        elif k in layer_type.widths.names:
             if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v not in dims:
                 raise ModelFileError(f"{path}: layer {i} ({name}) has {k} {v!r}, which its stored arrays "
                                      f"(dimensions {sorted(dims)}) do not have")

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ..datasets.dataset import Dataset, Preprocessing
 from ..datasets.split_record import SplitRecord
+from ..datasets.vocabulary import Vocabulary
 from ..errors import ModelFileError
 from ..losses import LOSSES
 from ..model import Model
@@ -35,6 +36,12 @@ class ModelInfo:
     input_shape: tuple[int, ...] | None = None  # (H, W) of image data; H * W = D
     version: str | None = None  # the mlp-manual version that wrote the file
     split: SplitRecord | None = None  # what defines the run's splits; None outside a run or in older files
+    vocabulary: Vocabulary | None = None  # text data: the characters of indices 1..V-1 (0 is the boundary)
+
+    @property
+    def text(self) -> bool:
+        """A model of text: its inputs are character indices, its classes the next character."""
+        return self.vocabulary is not None
 
     @classmethod
     def from_dataset(cls, data: Dataset, loss: str, split: SplitRecord | None = None) -> "ModelInfo":
@@ -47,7 +54,7 @@ class ModelInfo:
             classes = tuple(data.class_names) if data.class_names else tuple(range(data.n_classes))
         return cls("classification" if data.classification else "regression", loss, data.n_features,
                    data.preprocessing or Preprocessing(), classes, data.feature_names, data.target_names,
-                   data.image_shape, __version__, split)
+                   data.image_shape, __version__, split, data.vocabulary)
 
     def to_json(self) -> dict:
         """The keys this description adds to a model file's spec."""
@@ -56,7 +63,8 @@ class ModelInfo:
                 "preprocess": self.preprocessing.to_json(), "classes": listed(self.classes),
                 "feature_names": listed(self.feature_names), "target_names": listed(self.target_names),
                 "input_shape": listed(self.input_shape), "mlp_manual_version": self.version,
-                **({"split": self.split.to_json()} if self.split else {})}
+                **({"split": self.split.to_json()} if self.split else {}),
+                "vocabulary": self.vocabulary.to_json() if self.vocabulary else None}
 
 
 def info_from_spec(spec: dict, model: Model, path) -> ModelInfo:
@@ -110,9 +118,20 @@ def info_from_spec(spec: dict, model: Model, path) -> ModelInfo:
             split = SplitRecord.from_json(spec["split"])
         except ValueError as e:
             raise damaged("split", str(e)) from None
+    vocabulary = spec.get("vocabulary")
+    if vocabulary is not None:
+        try:
+            vocabulary = Vocabulary.from_json(vocabulary)
+        except ValueError as e:
+            raise damaged("vocabulary", str(e)) from None
+        first = model.layers[0] if model.layers else None
+        rows = first.config().get("vocab") if first is not None and first.takes_indices else None
+        if task != "classification" or outputs != vocabulary.size or rows != vocabulary.size:
+            raise damaged("vocabulary", f"expected {outputs - 1} characters, one per output but the boundary's, "
+                                        "and an embedding with a row for each")
     as_tuple = (lambda v: None if v is None else tuple(v))
     return ModelInfo(task, loss, n, preprocessing, as_tuple(classes), as_tuple(spec.get("feature_names")),
-                     as_tuple(spec.get("target_names")), as_tuple(shape), version, split)
+                     as_tuple(spec.get("target_names")), as_tuple(shape), version, split, vocabulary)
 
 
 def _count(v) -> bool:

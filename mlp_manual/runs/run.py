@@ -3,8 +3,9 @@
 The folder ends with config.yaml, metrics.csv, summary.json, model.npz, checkpoint.npz,
 loss.png, accuracy.png (classification), decision_boundary.png (two input features),
 confusion.png (classification with a test split), mistakes.png (image datasets),
-predictions.png and fit.png (regression; fit with one input feature), and with diagnostics
-diagnostics.csv, grad_norms.png, update_ratio.png, activations.png (folder.py, finish.py).
+predictions.png and fit.png (regression; fit with one input feature), samples.txt (text data),
+and with diagnostics diagnostics.csv, grad_norms.png, update_ratio.png, activations.png
+(folder.py, finish.py).
 
 A run holds its folder (run_lock) while it writes there. Training ends with a checkpoint that
 says so, and summary.json is the last file written: a run stopped at any moment resumes from
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from .. import files
 from ..config import Config, dump_config, load_config, with_absolute_paths
+from ..datasets.vocabulary import BOUNDARY
 from ..errors import ConfigError, Terminated, TrainingDiverged, TrainingInterrupted
 from ..readable import readable
 from ..training.diagnostics import Recorder
@@ -42,6 +44,20 @@ def epoch_line(cfg: Config, row: dict) -> str:
     parts += [f"{k} {readable(row[k])}" for k in ("train_acc", "val_loss", "val_acc") if k in row]
     parts += [f"lr {row['lr']:.3g}", f"{row['seconds']:.2f}s"]
     return "  ".join(parts)
+
+
+def data_line(exp: Experiment) -> str:
+    """The run's first line: the size of each split, the inputs, the parameters and the dtype."""
+    cfg, d = exp.cfg, exp.data
+    sizes = [0 if X is None else len(X) for X in (d.X_train, d.X_val, d.X_test)]
+    if d.text:
+        words = [0 if y is None else int((y == BOUNDARY).sum()) for y in (d.y_train, d.y_val, d.y_test)]
+        data = (f"{sizes[0]:,} train / {sizes[1]:,} val / {sizes[2]:,} test examples (characters of "
+                f"{words[0]:,} / {words[1]:,} / {words[2]:,} words), context {d.n_features}, "
+                f"vocabulary {d.vocabulary.size}")
+    else:
+        data = f"{sizes[0]} train / {sizes[1]} val / {sizes[2]} test samples, {d.n_features} features"
+    return f"{cfg.name}: {data}, {exp.model.n_params:,} parameters, {cfg.dtype}"
 
 
 def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
@@ -125,9 +141,7 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
         (run_dir / "summary.json").unlink(missing_ok=True)  # stale from here on; written last
         if extended:
             files.write_text(run_dir / "config.yaml", dump_config(cfg))
-    echo(f"{cfg.name}: {len(d.X_train)} train / {0 if d.X_val is None else len(d.X_val)} val / "
-         f"{0 if d.X_test is None else len(d.X_test)} test samples, {d.n_features} features, "
-         f"{exp.model.n_params:,} parameters, {cfg.dtype}")
+    echo(data_line(exp))
     if ckpt is None:
         echo(exp.model.summary(d.n_features))
         for line in init_lines:

@@ -82,8 +82,9 @@ def locate_nonfinite(model, loss_fn, X: np.ndarray, y: np.ndarray) -> str:
         bad_grads = []
         for i in reversed(range(len(model.layers))):
             layer = model.layers[i]
-            dout = layer.backward(dout)
-            if not np.all(np.isfinite(dout)) or any(not np.all(np.isfinite(v)) for v in layer.grads.values()):
+            dout = layer.backward(dout)  # None from a first layer of indices, which have no gradient
+            if (dout is not None and not np.all(np.isfinite(dout))) or any(
+                    not np.all(np.isfinite(v)) for v in layer.grads.values()):
                 bad_grads.append(i)
     if bad_grads:
         i = min(bad_grads)

@@ -56,12 +56,13 @@ def prepare(cfg: Config) -> Experiment:
             raise ConfigError(f"{spec['type']} needs at least {need} rows per batch, but training.batch_size "
                               f"{cfg.training.batch_size} split over optimizer.accumulate {cfg.optimizer.accumulate} "
                               f"gives {rows}")
+    check_indices(cfg, data, label)
     out_width = loss.output_width(data.n_classes, data.target_width)
     splits = [a for a in (data.X_train, data.y_train, data.X_val, data.y_val, data.X_test, data.y_test) if a is not None]
     check_memory(cfg, None, data.n_features, out_width, len(data.X_train),
                  loaded=(sum(a.nbytes for a in splits), max(len(a) for a in splits)))
     model = build_model(list(cfg.model.layers), data.n_features, out_width,
-                        init_rng, dtype, cfg.model.init)
+                        init_rng, dtype, cfg.model.init, data.vocabulary.size if data.text else None)
     loss.check_fit(label, data.n_classes, data.target_width, model.output_width(data.n_features))
     check_user_layers(model, data.X_train)
     return Experiment(cfg, loss_targets(data, loss, dtype), model, loss, train_rng, split)
@@ -81,3 +82,17 @@ def run_data(cfg: Config, fitted: Preprocessing | None = None) -> Dataset:
     dtype = np.dtype(cfg.dtype)
     data = load_dataset(cfg.data, run_generators(cfg.seed)[0], dtype, fitted)
     return loss_targets(data, LOSSES[cfg.loss], dtype)
+
+
+def check_indices(cfg: Config, data: Dataset, label: str) -> None:
+    """ConfigError unless the model's first layer takes indices (an embedding) exactly when the
+    data is text, whose inputs are character indices."""
+    first = cfg.model.layers[0]["type"] if cfg.model.layers else None
+    takes_indices = first is not None and LAYERS[first].cls.takes_indices
+    if data.text and not takes_indices:
+        raise ConfigError(f"{label} gives character indices (a context of {data.n_features} per example); the "
+                          f"model's first layer must turn them into vectors, an embedding such as "
+                          f"{{type: embedding, dim: 10}}, but model.layers[0] is {first or 'missing'}")
+    if takes_indices and not data.text:
+        raise ConfigError(f"model.layers[0] ({first}) looks up characters: it needs a text dataset (data.name "
+                          f"names or text), but {label} gives numbers")

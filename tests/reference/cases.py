@@ -8,8 +8,13 @@ Every case trains in float64 and is short (at most a few hundred steps), so that
 differences between CPUs, BLAS kernels and numpy releases (about 1e-16 relative per operation)
 stay far below the test's tolerance. No linear layer feeding a batch norm has a bias: batch
 norm subtracts the batch mean, so such a bias gets no gradient but rounding noise, and its
-value would be nothing but that noise.
+value would be nothing but that noise. ``words.txt`` (every 200th name
+of the shipped names list) is the text of the embedding case.
 """
+
+from pathlib import Path
+
+WORDS = str(Path(__file__).with_name("words.txt"))
 
 CASES = {
     "relu-sgd-constant": {
@@ -68,6 +73,14 @@ CASES = {
                              {"type": "linear"}]},
         "optimizer": {"name": "adam", "lr": 0.01, "clip_norm": 1.0},
         "training": {"epochs": 4, "batch_size": 25},
+    },
+    "embedding-adamw-text": {
+        "data": {"name": "text", "path": WORDS, "context": 3},
+        "dtype": "float64",
+        "model": {"layers": [{"type": "embedding", "dim": 4}, {"type": "linear", "units": 16, "bias": False},
+                             "batchnorm", "tanh", {"type": "linear"}]},
+        "optimizer": {"name": "adamw", "lr": 0.01, "weight_decay": 0.01},
+        "training": {"epochs": 3, "batch_size": 32},
     },
     "softmax-layer-mse": {
         "data": {"name": "sine", "n_samples": 100},
