@@ -101,8 +101,8 @@ LOADERS: dict[str, Callable[[DataConfig, np.random.Generator, np.dtype], Dataset
 
 def dataset_label(name: str, path: str | None) -> str:
     """How messages and titles name a config's dataset (``data.name``, ``data.path``): its name,
-    or for a csv dataset the file's name (``iris.csv``)."""
-    return Path(str(path)).name if name == "csv" and path else name
+    or for a dataset read from a file (csv, text) the file's name (``iris.csv``)."""
+    return Path(str(path)).name if name in ("csv", "text") and path else name
 
 
 def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32,

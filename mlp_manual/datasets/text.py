@@ -128,7 +128,8 @@ def _split(n: int, cfg: DataConfig, rng: np.random.Generator, name: str) -> dict
 def _check_size(size: int, context: int, name: str) -> None:
     """DataError, before a file of ``size`` bytes is read, when the examples it makes would not
     fit in a run's memory."""
-    from ..config.memory import memory_limit, readable_bytes  # config imports the datasets
+    from ..config.memory import memory_limit  # config imports the datasets
+    from ..readable import readable_bytes
 
     need = size * (context + 1) * BYTES_PER_EXAMPLE_VALUE  # at most a character per byte, each an example
     limit, why = memory_limit()
