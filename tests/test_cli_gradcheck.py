@@ -209,3 +209,71 @@ def test_usage_errors_exit_2(args, message):
 def test_config_mistakes_are_one_line_errors(args, message):
     result = run(*args)
     assert result.exit_code == 1 and result.output.startswith(message)
+
+
+LAYERS_OF_A_USER = textwrap.dedent('''
+    import numpy as np
+    from mlp_manual import Layer
+
+    class Square(Layer):
+        def forward(self, x):
+            self.x = x
+            return x * x
+        def backward(self, dout):
+            return 2 * self.x * dout
+
+    class Crashes(Layer):
+        def forward(self, x):
+            return 3 * x
+        def backward(self, dout):
+            raise TypeError("unsupported operand")
+
+    class ForgetsDout(Layer):
+        def forward(self, x):
+            self.x = x
+            return np.sin(x)
+        def backward(self, dout):
+            return np.cos(self.x)
+
+    class Gain(Layer):
+        def __init__(self, features):
+            super().__init__()
+            self.params["g"] = np.linspace(0.5, 1.5, features)
+            self._grads_like_params()
+        def forward(self, x):
+            self.x = x
+            return x * self.params["g"]
+        def backward(self, dout):
+            self.grads["g"] = (dout * self.x).sum(0)
+            return dout * self.params["g"]
+        def config(self):
+            return {"features": len(self.params["g"])}
+''')
+
+
+def test_import_checks_every_class_of_the_module_and_marks_each(tmp_path, monkeypatch):
+    (tmp_path / "their_layers.py").write_text(LAYERS_OF_A_USER)
+    monkeypatch.chdir(tmp_path)
+    result = invoke_cli(main, "--import", "their_layers")
+    assert result.exit_code == 1
+    notes = [line for line in result.output.splitlines() if line.startswith("note: your layer")]
+    assert notes == [
+        "note: your layer their_layers:Square: PASS (2 checks)",
+        "note: your layer their_layers:Crashes: FAIL in 2 of 2 checks (their_layers:Crashes x(1, 5): can be checked: "
+        "Crashes().backward raised TypeError: unsupported operand)",
+        "note: your layer their_layers:ForgetsDout: FAIL in 2 of 2 checks (their_layers:ForgetsDout x(1, 5): dx "
+        "disagrees with finite differences)",
+        "note: your layer their_layers:Gain: PASS (2 checks)"]
+    assert "FAIL  their_layers:Crashes x(6, 3): can be checked: Crashes().backward raised TypeError" in result.output
+    assert re.search(r"^their_layers:Gain x\(6, 3\) +dx .* PASS$", result.output, re.MULTILINE)
+    assert re.search(r"^linear x\(6, 3\) +dx .* PASS$", result.output, re.MULTILINE)  # the built-ins still checked
+
+
+def test_layer_builds_a_class_that_takes_its_width_from_the_input_shape(tmp_path, monkeypatch):
+    (tmp_path / "their_layers.py").write_text(LAYERS_OF_A_USER)
+    monkeypatch.chdir(tmp_path)
+    result = invoke_cli(main, "--layer", "their_layers:Gain", "--input-shape", "4,3")
+    assert result.exit_code == 0, result.output
+    assert re.search(r"^ +g +\(3,\) .* PASS$", result.output, re.MULTILINE)
+    result = invoke_cli(main, "--layer", "their_layers:Gain", "--input-shape", "4,3", "--precision")
+    assert result.exit_code == 0, result.output

@@ -35,8 +35,9 @@ DEFAULT_MAX_ELEMENTS = 1000
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="With --config: override a config key (repeatable; VALUE is YAML).")
 @click.option("--layer", "layer_spec", metavar="MODULE:ATTR",
-              help="Check your own layer: a class with a no-argument constructor, or a function returning "
-                   "a layer, importable from the current directory (or MODULE may be a .py file).")
+              help="Check your own layer: a class (built for the width of --input-shape when its constructor "
+                   "takes features, or in_features and out_features), or a function returning a layer, "
+                   "importable from the current directory (or MODULE may be a .py file).")
 @click.option("--input-shape", metavar="N,D", help="With --layer: the shape of the input it is checked on.")
 @click.option("--eps", type=click.FloatRange(min=0, min_open=True), default=1e-5, show_default=True,
               help="Finite-difference step.")
@@ -115,7 +116,7 @@ def report_precision(config_path, overrides, layer_spec, input_shape, seed, as_j
         reports = precision.check_precision_model(exp.model, X, seed)
     elif layer_spec:
         shape = parse_shape(input_shape)
-        layer = load_layer(parse_layer_spec(layer_spec), source=f"--layer {layer_spec}")
+        layer = load_layer(parse_layer_spec(layer_spec), source=f"--layer {layer_spec}", width=shape[-1])
         reports = precision.check_precision_modes(layer, user_layer_input(shape, seed), f"{layer_spec} x{shape}", seed)
     else:
         reports = precision.check_precision_builtins(seed)

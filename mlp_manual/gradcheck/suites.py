@@ -13,8 +13,9 @@ import numpy as np
 
 from ..layers.registry import LAYERS, LayerType
 from ..losses import LOSSES
+from ..errors import MLPManualError, what_was_raised
 from .check import check_layer, check_loss
-from .report import SuiteReport
+from .report import GradcheckReport, StructureCheck, SuiteReport
 
 KINK_MARGIN = 0.1
 # Where softmax saturates, every entry of dlogits is as small as 1 - p of the true class, and
@@ -73,16 +74,22 @@ def repeated_indices(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
 
 def builtin_cases(layer_shapes, rng: np.random.Generator):
     """Yield (label, layer, x, mode) for every registered layer type, on each (N, D) input shape,
-    in each mode it computes differently in, with parameters and inputs drawn from ``rng``."""
+    in each mode it computes differently in, with parameters and inputs drawn from ``rng``; for a
+    layer that cannot be built, the exception in place of the layer (and x None)."""
     for name, layer_type in LAYERS.items():
         for n, d in layer_shapes:
             for mode in modes_of(layer_type):
                 if mode == "train" and n < layer_type.cls.min_train_rows:
                     continue
-                layer = builtin_layer(name, d, rng)
+                label = f"{name} x({n}, {d})" + (f" {mode}" if mode else "")
+                try:
+                    layer = builtin_layer(name, d, rng)
+                except Exception as e:  # a user's type (--import) whose constructor or config() fails
+                    yield label, e, None, mode
+                    continue
                 x = (repeated_indices(rng, n, d) if layer_type.cls.takes_indices
                      else away_from_kinks(rng.normal(size=(n, d)) * 2))  # (N, D)
-                yield f"{name} x({n}, {d})" + (f" {mode}" if mode else ""), layer, x, mode
+                yield label, layer, x, mode
 
 
 def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -> SuiteReport:
@@ -94,12 +101,45 @@ def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -
     Returns: a SuiteReport, one check per layer, shape and mode, then one per loss and shape.
     """
     rng = np.random.default_rng(settings.get("seed", 0))
-    reports = [check_layer(layer, x, mode=mode, label=label, **settings)
-               for label, layer, x, mode in builtin_cases(layer_shapes, rng)]
+    reports = []
+    for label, layer, x, mode in builtin_cases(layer_shapes, rng):
+        if isinstance(layer, Exception):  # a layer that cannot be built is marked FAIL, the others checked
+            reports.append(crashed(label, "built", layer))
+            continue
+        try:
+            reports.append(check_layer(layer, x, mode=mode, label=label, **settings))
+        except Exception as e:  # its forward or backward raised (a user's type, --import)
+            reports.append(crashed(label, "checked", e))
     for name, shapes in (loss_shapes or LOSS_SHAPES).items():
         for n, k in shapes:
             logits = rng.normal(size=(n, k)) * LOGIT_SCALE  # (N, K)
             reports.append(check_loss(LOSSES[name], logits, LOSSES[name].random_targets(rng, n, k),
                                       label=f"{name} logits({n}, {k})", **settings))
-    return SuiteReport(reports, list(NOTES))
+    return SuiteReport(reports, list(NOTES) + user_verdicts(reports))
+
+
+def crashed(label: str, doing: str, e: Exception) -> GradcheckReport:
+    """The report of a check that could not run: a failed structural check saying what raised."""
+    detail = str(e) if isinstance(e, MLPManualError) else what_was_raised(e)
+    return GradcheckReport(label, [], [StructureCheck(f"can be {doing}", False, detail)])
+
+
+def user_verdicts(reports: list[GradcheckReport]) -> list[str]:
+    """One note per layer type of the user's (``--import``): PASS, or FAIL and the first reason."""
+    notes = []
+    for name, t in LAYERS.items():
+        if t.module is None:
+            continue
+        mine = [r for r in reports if r.label == name or r.label.startswith(f"{name} ")]
+        failed = [r for r in mine if not r.passed]
+        if not failed:
+            notes.append(f"your layer {name}: PASS ({len(mine)} checks)")
+            continue
+        first = failed[0]
+        tensors = first.failed_tensors
+        why = (f"{', '.join(tensors)} {'disagrees' if len(tensors) == 1 else 'disagree'} with finite differences"
+               if tensors
+               else next(f"{c.name}: {c.detail}" for c in first.structure if not c.ok))
+        notes.append(f"your layer {name}: FAIL in {len(failed)} of {len(mine)} checks ({first.label}: {why})")
+    return notes
 

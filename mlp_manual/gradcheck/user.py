@@ -5,11 +5,14 @@ checked through its loss on a batch of its training data.
 N = batch size, D = input features.
 """
 
+import inspect
+
 import numpy as np
 
 from ..config import load_config
-from ..errors import GradcheckError, UserCodeError
-from ..layers.user_modules import import_module
+from ..errors import ConfigError, GradcheckError, LayerError, UserCodeError
+from ..layers.base import Layer
+from ..layers.user_modules import declared_type, import_module
 from ..training.experiment import prepare
 from .check import (
     check_layer,
@@ -32,11 +35,14 @@ def split_spec(spec: str) -> tuple[str, str]:
     return module_name, attr
 
 
-def load_layer(spec: str, source: str | None = None):
+def load_layer(spec: str, source: str | None = None, width: int | None = None):
     """Import ``module:attr`` (the module by name from the current directory, or a .py file by
-    path) and make a layer of it: a class is constructed without arguments, a function called
-    without arguments, an object used as is. ``source`` is how error messages name the spec
-    (default: the spec itself)."""
+    path) and make a layer of it: a function is called without arguments, an object used as is,
+    and a class constructed without arguments, or, when its constructor asks for a width
+    (``features``, or ``in_features`` and ``out_features``) and ``width`` is given, built for
+    ``width`` input features as a config would build it (``out_features`` = width + 1, so the
+    weights are not square; ``rng`` and ``dtype`` given when asked for). ``source`` is how error
+    messages name the spec (default: the spec itself)."""
     module_name, attr = split_spec(spec)
     source = source or spec
     try:
@@ -46,6 +52,8 @@ def load_layer(spec: str, source: str | None = None):
     if not hasattr(module, attr):
         raise GradcheckError(f"{source}: module {module_name!r} has no attribute {attr!r}")
     obj = getattr(module, attr)
+    if width is not None and isinstance(obj, type) and issubclass(obj, Layer) and _needs_arguments(obj):
+        return _build_for_width(obj, f"{module_name}:{attr}", module_name, width, source)
     if isinstance(obj, type) or (callable(obj) and not hasattr(obj, "forward")):
         try:
             obj = obj()
@@ -56,10 +64,34 @@ def load_layer(spec: str, source: str | None = None):
     return obj
 
 
+def _needs_arguments(cls: type) -> bool:
+    """Whether constructing ``cls`` needs an argument (one without a default)."""
+    try:
+        params = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
+
+
+def _build_for_width(cls: type, name: str, module: str, width: int, source: str):
+    """The layer of class ``cls`` a config would build for ``width`` input features."""
+    try:
+        layer_type = declared_type(name, cls, module)
+        layer = layer_type.build({}, width, np.random.default_rng(0), np.float64, output_width=width + 1,
+                                 where=source)
+    except (LayerError, ConfigError) as e:
+        raise GradcheckError(f"{source}: {e}" if not str(e).startswith(source) else str(e)) from None
+    except Exception as e:
+        raise GradcheckError(f"{source}: {cls.__name__}(...) raised {what_was_raised(e)} when built for {width} "
+                             "input features") from e
+    require_layer(layer, f"{source} gave {describe(layer)}, which")
+    return layer
+
+
 def check_user_layer(spec: str, shape: tuple[int, ...], *, source: str | None = None, **settings) -> SuiteReport:
     """Check the layer ``load_layer(spec, source)`` makes on a standard-normal input of ``shape``
     (N, D), in each mode where it computes differently; settings as for ``check_layer``."""
-    layer = load_layer(spec, source)
+    layer = load_layer(spec, source, width=shape[-1])
     x = user_layer_input(shape, settings["seed"])  # (N, D)
     reports = [check_layer(layer, x, mode=mode, label=f"{spec} x{shape}" + (f" {mode}" if mode else ""), **settings)
                for mode in modes_to_check(layer, x)]
