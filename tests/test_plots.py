@@ -256,3 +256,40 @@ def test_a_csv_run_is_titled_with_its_file_as_mlp_eval_names_it(tmp_path):
         (tmp_path / name).mkdir()
         (tmp_path / name / "config.yaml").write_text(f"data: {data}\n")
     assert run_datasets([tmp_path / "a", tmp_path / "b"]) == "iris.csv, moons"
+
+
+def test_runs_that_differ_in_their_layers_get_short_labels_and_a_caption(tmp_path, figures):
+    import yaml
+
+    from mlp_manual.plots.curves import plot_compare
+    from mlp_manual.runs.compare import run_legend
+
+    runs = []
+    for depth in (2, 8, 16):
+        d = tmp_path / f"deep{depth}"
+        d.mkdir()
+        layers = [{"type": "linear", "units": 64}, {"type": "relu"}] * depth + [{"type": "linear"}]
+        (d / "config.yaml").write_text(yaml.safe_dump({"name": "m", "data": {"name": "moons"},
+                                                       "model": {"layers": layers}}))
+        runs.append(d)
+    labels, caption = run_legend(runs)
+    assert labels == ["5 layers", "17 layers", "33 layers"]
+    assert caption.splitlines()[0] == "5 layers: deep2: layers=[linear 64, relu, linear 64, relu, linear]"
+    plot_compare([(label, [1, 2], [0.5, 0.4]) for label in labels], "val_loss", tmp_path / "c.png", "moons", caption)
+    fig = figures["c.png"]
+    [ax] = fig.axes
+    fig.canvas.draw()
+    legend = ax.get_legend().get_window_extent()
+    assert legend.x0 >= ax.get_window_extent().x1 and legend.width < ax.get_window_extent().width / 2
+    assert [t.get_text() for t in ax.texts] == [caption]
+
+
+def test_short_differences_are_the_labels_themselves(tmp_path):
+    import yaml
+
+    from mlp_manual.runs.compare import run_legend
+
+    for lr in (0.1, 0.01):
+        (tmp_path / f"lr{lr}").mkdir()
+        (tmp_path / f"lr{lr}" / "config.yaml").write_text(yaml.safe_dump({"optimizer": {"lr": lr}}))
+    assert run_legend([tmp_path / "lr0.1", tmp_path / "lr0.01"]) == (["lr=0.1", "lr=0.01"], None)

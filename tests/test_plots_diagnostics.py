@@ -73,10 +73,26 @@ def test_activations_name_every_layer_once_in_colours_shared_by_both_panels(draw
     assert legend_texts(top) == [f"{i} {kind}" for i, kind in enumerate(LAYER_TYPES)]
     means = top.lines[::2]
     assert len({mcolors.to_hex(line.get_color()) for line in means}) == len(LAYER_TYPES)
-    assert legend_texts(bottom) == [f"{i} sigmoid saturated" for i in range(1, 21, 2)]
+    assert legend_texts(bottom) == ["saturated: |output| near its limit"]  # the colours are named once, above
     assert mcolors.to_hex(bottom.lines[0].get_color()) == mcolors.to_hex(top.lines[2].get_color())  # layer 1
     assert_legend_outside(fig, top)
     assert_legend_outside(fig, bottom)
+
+
+@pytest.mark.parametrize("depth", [17, 41])
+def test_the_activation_legends_never_overlap_each_other_at_any_depth(tmp_path, figures, depth):
+    kinds = ["linear", "relu"] * (depth // 2) + ["linear"]
+    rows = [(step, i, f"layers.{i}", stat, 0.3) for step in (1, 2) for i in range(len(kinds))
+            for stat in ("act_mean", "act_std")]
+    rows += [(step, i, f"layers.{i}", "dead_fraction", 0.1) for step in (1, 2) for i in range(1, len(kinds), 2)]
+    diagnostics.plot_activations(rows, tmp_path, "deep", kinds)
+    fig = figures["activations.png"]
+    top, bottom = fig.axes
+    fig.canvas.draw()
+    upper, lower = top.get_legend().get_window_extent(), bottom.get_legend().get_window_extent()
+    assert not upper.overlaps(lower)
+    assert upper.y0 >= bottom.get_window_extent().y1  # the layer legend stays beside its own panel
+    assert len(legend_texts(top)) == len(kinds) and legend_texts(bottom) == ["dead: output 0 for every row"]
 
 
 def test_without_layer_types_the_tensor_names_are_used(tmp_path, figures):

@@ -5,7 +5,7 @@ from pathlib import Path
 import click
 
 from ..errors import ConfigError
-from ..runs.compare import best_epoch, run_datasets, run_labels, run_name
+from ..runs.compare import best_epoch, run_datasets, run_legend, run_name
 from ..runs.metrics import read_metrics
 from .common import output_file, say, user_errors, version_option, writable_folder
 
@@ -62,11 +62,12 @@ def main(run_dirs, out, metric):
             raise ConfigError(f"{d}: metrics.csv has no {metric} column; columns: {', '.join(m)}")
         if empty(m, metric):
             raise ConfigError(f"{d}: the {metric} column of metrics.csv is empty (a run without a validation set)")
-    curves = [(label, m["epoch"], m[metric]) for label, m in zip(run_labels(dirs), metrics)]
+    labels, caption = run_legend(dirs)
+    curves = [(label, m["epoch"], m[metric]) for label, m in zip(labels, metrics)]
     path = Path(out) if out else dirs[0] / f"compare_{metric}.png"
     from ..plots.curves import plot_compare
 
-    plot_compare(curves, metric, path, f"{run_datasets(dirs)}: {metric} per epoch")
+    plot_compare(curves, metric, path, f"{run_datasets(dirs)}: {metric} per epoch", caption)
     runs = "1 run" if len(dirs) == 1 else f"{len(dirs)} runs"
     say(f"wrote {path}: {runs}, " + "; ".join(label for label, _, _ in curves))
 

@@ -20,12 +20,12 @@ def log_scale(metric: str, values) -> bool:
 
 
 def plot_per_epoch(lines, metric: str, path, title: str, size=(6, 4), best_epoch: int | None = None,
-                   restored: bool = False) -> None:
+                   restored: bool = False, caption: str | None = None) -> None:
     """``metric`` against the epoch, one line per (epochs, values, style), ``style`` being the
     keywords of ``Axes.plot`` (label, linestyle, marker); log y axis by ``log_scale``, accuracy
     axes zoomed by ``zoom_accuracy``, whole-number epochs. A ``best_epoch`` is marked by a
     vertical line, labelled as the epoch whose weights were kept when ``restored``. The legend
-    sits beside the plot, where it hides no curve."""
+    sits beside the plot, where it hides no curve; a ``caption`` goes under the plot."""
     fig, ax = new_figure(size)
     for epochs, values, style in lines:
         ax.plot(epochs, values, **style)
@@ -41,6 +41,8 @@ def plot_per_epoch(lines, metric: str, path, title: str, size=(6, 4), best_epoch
     ax.set_title(title, y=TITLE_Y)
     ax.grid(alpha=0.3)
     legend_outside(ax)
+    if caption:
+        ax.text(0.0, -0.16, caption, transform=ax.transAxes, va="top", ha="left", fontsize=7, color="0.25")
     save(fig, path)
 
 
@@ -66,12 +68,14 @@ def plot_run_curves(history: dict, run_dir: Path, name: str, best_epoch: int | N
             plot_curves(history, "acc", run_dir / "accuracy.png", f"{name}: accuracy", best_epoch, restored)
 
 
-def plot_compare(curves: list[tuple[str, list, list]], metric: str, path, title: str) -> None:
-    """One line of ``metric`` per run: (label, epochs, values), each run its own colour."""
+def plot_compare(curves: list[tuple[str, list, list]], metric: str, path, title: str,
+                 caption: str | None = None) -> None:
+    """One line of ``metric`` per run: (label, epochs, values), each run its own colour; the
+    ``caption`` (each run's full description) under the plot."""
     colors = distinct_colors(len(curves))
     plot_per_epoch([(epochs, values, {"label": label, "color": color})
                     for (label, epochs, values), color in zip(curves, colors)], metric, path, title,
-                   size=(7, 4.5))
+                   size=(7, 4.5), caption=caption)
 
 
 def plot_decision_boundary(predict, X: np.ndarray, y: np.ndarray, path, title: str, class_names=None) -> None:

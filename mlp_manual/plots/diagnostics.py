@@ -8,9 +8,12 @@ own, and the legends sit beside the plot, so a deep network stays readable.
 from collections import defaultdict
 
 import numpy as np
+from matplotlib.lines import Line2D
 
 from .png import save
 from .style import TITLE_Y, distinct_colors, legend_outside, log_axis, new_figure
+
+LEGEND_ROWS = 12  # entries of a legend column that fit beside one of activations.png's two panels
 
 
 def _series(rows, stat):
@@ -66,7 +69,9 @@ def plot_diagnostics(rows, run_dir, name: str, layer_types=None) -> None:
 
 def plot_activations(rows, run_dir, name: str, layer_types=None) -> None:
     """activations.png: each layer output's mean (solid) and standard deviation (dashed) on top,
-    its dead or saturated fraction below, in one colour per layer across both panels."""
+    its dead or saturated fraction below, in one colour per layer across both panels. The
+    colours are named once, beside the top panel, in as many columns as keep that legend beside
+    it at any depth; the bottom panel's legend names only its two line styles."""
     fig, (top, bottom) = new_figure((8, 6.5), 2, 1, sharex=True)
     means, stds = _series(rows, "act_mean"), _series(rows, "act_std")
     colors = dict(zip(means, distinct_colors(len(means))))
@@ -77,17 +82,21 @@ def plot_activations(rows, run_dir, name: str, layer_types=None) -> None:
     top.set_ylabel("activation: mean (solid), std (dashed)")
     top.set_title(f"{name}: layer outputs", y=TITLE_Y)
     top.grid(alpha=0.3)
-    legend_outside(top, title="layer")
-    for stat, style in (("dead_fraction", "-"), ("saturated_fraction", "--")):
-        for key, (steps, values) in _series(rows, stat).items():
-            bottom.plot(steps, values, style, color=colors.get(key),
-                        label=f"{series_label(*key, layer_types)} {stat.split('_')[0]}")
+    legend_outside(top, title="layer", max_rows=LEGEND_ROWS)
+    shown = []
+    for stat, style, what in (("dead_fraction", "-", "dead: output 0 for every row"),
+                              ("saturated_fraction", "--", "saturated: |output| near its limit")):
+        series = _series(rows, stat)
+        for key, (steps, values) in series.items():
+            bottom.plot(steps, values, style, color=colors.get(key))
+        if series:
+            shown.append(Line2D([], [], color="0.35", linestyle=style, label=what))
     bottom.set_ylim(-0.02, 1.02)
     bottom.set_xlabel("step")
-    bottom.set_ylabel("fraction of units")
+    bottom.set_ylabel("fraction of units (colour: layer)")
     bottom.grid(alpha=0.3)
-    if bottom.lines:
-        legend_outside(bottom)
+    if shown:
+        legend_outside(bottom, handles=shown)
     save(fig, run_dir / "activations.png")
 
 

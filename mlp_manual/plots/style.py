@@ -41,11 +41,12 @@ def new_figure(figsize, *grid, layout=None, **subplots_kwargs):
     return fig, fig.subplots(*grid, **subplots_kwargs)
 
 
-def legend_outside(ax, title: str | None = None, **kwargs):
-    """A legend to the right of ``ax``, outside the plotting area (two columns past 20 entries)."""
-    n = len(ax.get_legend_handles_labels()[1])
+def legend_outside(ax, title: str | None = None, max_rows: int = 20, **kwargs):
+    """A legend to the right of ``ax``, outside the plotting area, in as many columns as keep it
+    to ``max_rows`` entries high (so that it stays beside ``ax``)."""
+    n = len(kwargs["handles"]) if "handles" in kwargs else len(ax.get_legend_handles_labels()[1])
     return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, title=title,
-                     fontsize=7 if n > 8 else 8, ncol=2 if n > 20 else 1, **kwargs)
+                     fontsize=7 if n > 8 else 8, ncol=max(1, math.ceil(n / max_rows)), **kwargs)
 
 
 def epoch_axis(ax, epochs) -> None:

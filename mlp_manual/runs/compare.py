@@ -33,10 +33,23 @@ def _configs(run_dirs: list[Path]) -> list[dict]:
     return configs
 
 
+MAX_LABEL = 32  # characters of a legend label; longer descriptions go to the caption
+MAX_CAPTION_VALUE = 160  # characters of one run's description in the caption
+
+
 def run_labels(run_dirs: list[Path]) -> list[str]:
-    """A legend label per run from the config keys whose values differ, e.g. ``lr=0.1``.
-    Keys are shortened to their last part when that stays unambiguous; when more than three
-    keys differ, the run folders' names are used instead."""
+    """A legend label per run, from what differs between the runs' configs (``run_legend``)."""
+    return run_legend(run_dirs)[0]
+
+
+def run_legend(run_dirs: list[Path]) -> tuple[list[str], str | None]:
+    """(a legend label per run, a caption or None): the labels name the config keys whose values
+    differ, in a few words (``lr=0.1``; a list of layers as its types and widths, ``layers=[linear
+    64, relu, linear]``); keys are shortened to their last part when that stays unambiguous. A
+    label longer than MAX_LABEL is cut, or, when cut labels would not tell the runs apart,
+    replaced by the depth of the model (``17 layers``) or by ``run 1``, ``run 2``; the caption
+    then gives each run's full description. With nothing that differs, or one run, or more than
+    three keys differing, the labels are the run folders' names."""
     configs = _configs(run_dirs)
     keys = sorted({k for c in configs for k in c} - {"name"})
     differ = [k for k in keys if len({repr(c.get(k)) for c in configs}) > 1]
@@ -44,8 +57,37 @@ def run_labels(run_dirs: list[Path]) -> list[str]:
     if len(set(short.values())) < len(short):
         short = {k: k for k in differ}
     if not differ or len(differ) > 3 or len(run_dirs) == 1:  # too many differences to read as a legend
-        return [Path(d).name for d in run_dirs]
-    return [", ".join(f"{short[k]}={c.get(k)}" for k in differ) for c in configs]
+        return [Path(d).name for d in run_dirs], None
+    full = [", ".join(f"{short[k]}={compact(c.get(k))}" for k in differ) for c in configs]
+    if all(len(label) <= MAX_LABEL for label in full):
+        return full, None
+    labels = [label if len(label) <= MAX_LABEL else label[:MAX_LABEL - 3] + "..." for label in full]
+    if len(set(labels)) < len(labels):
+        depths = [f"{len(c['model.layers'])} layers" if isinstance(c.get("model.layers"), list) else None
+                  for c in configs]
+        distinct = None not in depths and len(set(depths)) == len(depths)
+        labels = depths if distinct else [f"run {i + 1}" for i in range(len(configs))]
+    caption = "\n".join(f"{label}: {Path(d).name}: {_cut(text, MAX_CAPTION_VALUE)}"
+                         for label, d, text in zip(labels, run_dirs, full))
+    return labels, caption
+
+
+def compact(value) -> str:
+    """A config value in a few words: a layer spec as its type and width (``linear 64``), a list
+    of them in brackets, anything else as YAML would write it."""
+    if isinstance(value, list):
+        return "[" + ", ".join(compact(v) for v in value) + "]"
+    if isinstance(value, dict) and "type" in value:
+        width = value.get("units", value.get("dim", value.get("p")))
+        inner = f" {compact(value['layers'])}" if "layers" in value else ""
+        return f"{value['type']}{'' if width is None else f' {width}'}{inner}"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {compact(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+def _cut(text: str, n: int) -> str:
+    return text if len(text) <= n else text[:n - 3] + "..."
 
 
 def run_datasets(run_dirs: list[Path]) -> str:
