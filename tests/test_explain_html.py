@@ -206,7 +206,7 @@ def test_the_docs_pages_are_up_to_date(tmp_path, name, args):
     assert PAGE_DATA.sub("", committed) == PAGE_DATA.sub("", fresh), f"regenerate docs/pages/{name}"
     old, new = (json.loads(PAGE_DATA.search(text).group(2)) for text in (committed, fresh))
     assert same(old, new), f"regenerate docs/pages/{name}"
-    assert f"pages/{name}" in (ROOT / "docs" / "explain.md").read_text(encoding="utf-8")
+    assert f"pages/{name}" in (ROOT / "docs" / "learn" / "explain-html.md").read_text(encoding="utf-8")
 
 
 def same(a, b) -> bool:
@@ -237,9 +237,9 @@ def test_html_errors_are_one_line_usage_errors(tmp_path):
     assert result.exit_code == 2 and "Invalid value for '--example': 'chian'" in result.output
 
 
-def test_the_readme_command_writes_the_page(tmp_path, monkeypatch):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    commands = re.findall(r"^    (mlp-explain .*--html .*)$", readme, re.M)
+def test_the_documented_command_writes_the_page(tmp_path, monkeypatch):
+    readme = (ROOT / "docs" / "learn" / "backprop.md").read_text(encoding="utf-8")
+    commands = [c.split(" | ")[0] for c in re.findall(r"^\$ (mlp-explain .*--html .*)$", readme, re.M)]
     assert commands
     monkeypatch.chdir(ROOT)
     for command in commands:

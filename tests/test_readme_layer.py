@@ -1,4 +1,5 @@
-"""The README's section on writing your own layer runs exactly as written: its code blocks become
+"""The docs' pages on writing your own layer (docs/learn/your-layer.md, and docs/learn/gradcheck.md
+up to "A config's model") run exactly as written: its code blocks become
 my_layers.py and scaled.yaml in an empty folder, and every mlp-* command it shows there runs
 and prints what the README shows under it. The gradient checker's errors of a correct layer are
 float64 rounding (about 1e-11), whose digits depend on the CPU's kernels: any error of 1e-8 or
@@ -17,8 +18,9 @@ from mlp_manual.config import config_from_dict
 from mlp_manual.errors import ConfigError
 from mlp_manual.layers.registry import LAYERS, unregister
 
-README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-SECTION = README[README.index("## The layer contract"):README.index("### A config's model")]
+DOCS = Path(__file__).parent.parent / "docs" / "learn"
+GRADCHECK = (DOCS / "gradcheck.md").read_text(encoding="utf-8")
+SECTION = (DOCS / "your-layer.md").read_text(encoding="utf-8") + GRADCHECK[:GRADCHECK.index("## A config's model")]
 COMMANDS = {"mlp-train": train.main, "mlp-gradcheck": gradcheck.main, "mlp-eval": evaluate.main,
             "mlp-explain": explain.main, "mlp-export": export.main}
 
