@@ -182,7 +182,16 @@ def test_mlp_explain_says_when_the_gradient_vanishes_across_the_layers(gallery):
     assert "gradient flow" not in result.stdout
 
 
-SHIPPED = ["xor", "moons", "spirals", "sine", "digits", "mnist1d", "mnist1d_residual", "mnist_fast"]
+SHIPPED = ["xor", "moons", "spirals", "sine", "digits", "mnist1d", "mnist1d_residual", "mnist_fast", "iris", "names_mlp"]
+LONG = {"mnist": "20 epochs of MNIST", "fashion_mnist": "30 epochs of Fashion-MNIST",
+        "names_best": "about 3 minutes (benchmarks/names.py trains it)"}
+
+
+def test_every_shipped_config_is_checked_for_warnings_or_said_why_not():
+    from pathlib import Path
+
+    shipped = {p.stem for p in Path("configs").glob("*.yaml")}
+    assert shipped == set(SHIPPED) | set(LONG)
 
 
 @pytest.mark.slow

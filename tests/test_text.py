@@ -4,7 +4,6 @@ sampling with mlp-sample, and a text run's evaluation and samples."""
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -252,19 +251,3 @@ def test_mlp_explain_walks_the_gather_and_the_scatter_add(tmp_path):
     assert "layers.0 embedding: out[n] = concat(W[x[n, 0]], ..., W[x[n, T-1]])" in result.output
     assert "dW = scatter-add of dout: dW[x[n, t]] += dout[n, t*E:(t+1)*E]" in result.output
     assert "dx = None (indices have no gradient)" in result.output
-
-
-@pytest.mark.slow
-def test_the_readme_makemore_commands_train_the_part_3_network_and_sample(tmp_path):
-    """The README's quick-start lines, run as written (the run folder moved to a temporary one):
-    the lectures' part 3 network reaches a validation loss near their 2.105."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    lines = [line.split("#")[0].split() for line in readme.splitlines() if "runs/names" in line and "mlp-" in line]
-    assert [line[0] for line in lines] == ["mlp-train", "mlp-sample"]
-    commands = {"mlp-train": train, "mlp-sample": sample}
-    out = tmp_path / "names"
-    trained = invoke_cli(commands["mlp-train"], *[a.replace("runs/names", str(out)) for a in lines[0][1:]])
-    assert trained.exit_code == 0, trained.output
-    assert json.loads((out / "summary.json").read_text())["best"]["val_loss"] < 2.13
-    sampled = invoke_cli(commands["mlp-sample"], *[a.replace("runs/names", str(out)) for a in lines[1][1:]])
-    assert sampled.exit_code == 0 and len(sampled.output.splitlines()) == 5
