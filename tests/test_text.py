@@ -150,7 +150,7 @@ def test_words_are_split_80_10_10_and_no_word_is_in_two_splits(tmp_path):
     assert ends == {"train": 160, "val": 20, "test": 20}
 
     def decoded(part):  # each split's words, from its examples
-        X, y = getattr(d, f"X_{part}"), getattr(d, f"y_{part}")
+        y = getattr(d, f"y_{part}")  # the next characters: each word, then its boundary token
         text = "".join("\n" if c == BOUNDARY else d.vocabulary.decode([c]) for c in y)
         return set(text.split())
     train, val, test = decoded("train"), decoded("val"), decoded("test")
