@@ -46,3 +46,21 @@ def test_the_interrupted_line_says_saved_only_when_a_checkpoint_is(tmp_path):
         f"Start it again from its config with: mlp-train --resume {tmp_path}")
     (tmp_path / "checkpoint.npz").write_bytes(b"")
     assert interrupted_line(tmp_path) == f"Interrupted: {tmp_path} is saved. Resume with: mlp-train --resume {tmp_path}"
+
+
+def test_signals_wait_while_extension_modules_load():
+    """A signal during the imports of load_plotting is delivered once they are done: an extension
+    module whose initialisation a KeyboardInterrupt cut short would crash the exit."""
+    from mlp_manual.runs.interruptions import signals_held
+
+    seen = []
+    previous = signal.signal(signal.SIGHUP, lambda signum, frame: seen.append(signum))
+    try:
+        with signals_held():
+            os.kill(os.getpid(), signal.SIGHUP)
+            for _ in range(1000):  # bytecodes run: an unblocked handler would have run by now
+                pass
+            assert seen == []
+        assert seen == [signal.SIGHUP]
+    finally:
+        signal.signal(signal.SIGHUP, previous)

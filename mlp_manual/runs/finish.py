@@ -18,6 +18,7 @@ from ..training.trainer import Trainer
 from .metrics import write_metrics
 from .model_file import save_model
 from .model_info import ModelInfo
+from .interruptions import signals_held
 from .regression_plots import write_regression_plots
 from .run_warnings import collect_warnings
 
@@ -30,15 +31,18 @@ GRID_ROWS = 256
 
 def load_plotting() -> None:
     """Import what drawing a run's figures needs (matplotlib), before training starts: a broken
-    installation then fails at once, in one line, not after the training."""
+    installation then fails at once, in one line, not after the training. Signals wait until the
+    imports are done (``signals_held``)."""
     try:
-        from ..plots import classes, curves, diagnostics, regression  # noqa: F401
-        # what matplotlib loads only when it first draws: contourf's engine, PIL's image formats
-        # (a Ctrl-C inside an extension's initialisation would surface as an ImportError there)
-        import contourpy  # noqa: F401
-        import PIL.Image
-        PIL.Image.preinit()
+        with signals_held():
+            from ..plots import classes, curves, diagnostics, regression  # noqa: F401
+            # what matplotlib loads only when it first draws: contourf's engine, PIL's image formats
+            import contourpy  # noqa: F401
+            import PIL.Image
+            PIL.Image.preinit()
     except Exception as e:  # ImportError, or whatever a damaged matplotlib raises as it loads
+        if isinstance(e.__cause__ or e.__context__, KeyboardInterrupt):  # not held (another thread)
+            raise (e.__cause__ or e.__context__) from None
         raise MachineError(f"cannot draw the run's plots: matplotlib does not load ({what_was_raised(e)}); "
                            "reinstall it (pip install --force-reinstall matplotlib)") from None
 

@@ -50,6 +50,25 @@ def stop_on_signals(trainer: Trainer):
             signal.signal(s, h)
 
 
+@contextmanager
+def signals_held():
+    """Hold Ctrl-C, SIGTERM and SIGHUP back while the block runs (they are delivered when it ends):
+    for importing extension modules, whose initialisation a KeyboardInterrupt would leave half
+    done, to fail later as an ImportError or crash the interpreter as it exits."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    except (ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def signal_name(signum: int) -> str:
     """SIGTERM, SIGHUP, SIGINT."""
     try:
