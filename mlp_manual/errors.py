@@ -39,6 +39,11 @@ class UserCodeError(MLPManualError):
     layer class a config cannot use."""
 
 
+class MissingExtra(MLPManualError):
+    """A feature needs an optional dependency that is not installed; the message says what to
+    install (``pip install "mlp-manual[sweep]"``)."""
+
+
 class TrainingDiverged(Exception):
     """The loss or a gradient became non-finite; ``step`` and ``where`` say when and in which layer.
 

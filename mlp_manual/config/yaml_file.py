@@ -20,13 +20,18 @@ def load_config(path: str | os.PathLike, overrides=()) -> Config:
         raw = {}
     if isinstance(raw, dict) and "name" not in raw:
         raw = {"name": path.stem, **raw}
-    return config_from_dict(_paths_from_folder(raw, path.parent), str(path), overrides)
+    return config_from_document(raw, path.parent, str(path), overrides)
+
+
+def config_from_document(raw, folder: Path, source: str, overrides=()) -> Config:
+    """Validate a config document whose relative file paths are relative to ``folder``."""
+    return config_from_dict(paths_from_folder(raw, folder), source, overrides)
 
 
 DATA_PATHS = ("path", "val_path", "test_path", "data_dir")  # the keys of ``data`` that name files or folders
 
 
-def _paths_from_folder(raw, folder: Path):
+def paths_from_folder(raw, folder: Path):
     """``raw`` with every relative path among its ``data`` keys and ``model.init_from`` read from
     ``folder``, the config file's; ``--set`` values, applied later, stay relative to the current folder."""
     if not isinstance(raw, dict):

@@ -197,7 +197,7 @@ def kept_weights(trainer: Trainer, status: str) -> dict:
     """Which weights the model holds at the end: {"source": "best", "epoch": best epoch} when early
     stopping restored them, else {"source": "final", "epoch": the last completed epoch}."""
     stopping = trainer.early_stopping
-    if status in ("completed", "stopped_early") and stopping.restores:
+    if status in ("completed", "stopped_early", "pruned") and stopping.restores:  # fit restored them
         return {"source": "best", "epoch": stopping.best_epoch}
     return {"source": "final", "epoch": trainer.epoch}
 

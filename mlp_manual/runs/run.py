@@ -60,12 +60,19 @@ def data_line(exp: Experiment) -> str:
     return f"{cfg.name}: {data}, {exp.model.n_params:,} parameters, {cfg.dtype}"
 
 
+# Called with each epoch's row of metrics; returns why training should end there (a sweep pruning
+# the run), or None to go on.
+EpochWatch = Callable[[dict], str | None]
+
+
 def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
-              echo: Callable[[str], None] = print, log_every: int | None = 1, on_step: StepCallback | None = None) -> dict:
+              echo: Callable[[str], None] = print, log_every: int | None = 1, on_step: StepCallback | None = None,
+              watch: EpochWatch | None = None) -> dict:
     """Prepare, train, and write a new run folder (``out``, by default under runs/). Returns the
     summary (also in summary.json). ``cfg.model.init_from`` names a model file whose weights
     start the run. ``echo`` prints every ``log_every``-th epoch line (and the first and last);
-    ``on_step`` is the trainer's.
+    ``on_step`` is the trainer's; ``watch`` may end the training after an epoch (status
+    "pruned", its reason in summary.json).
 
     Raises TrainingDiverged (after saving the last finite weights) and TrainingInterrupted
     (Ctrl-C: after writing the checkpoint when training was under way), each with the
@@ -80,11 +87,12 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
         # with absolute data paths, so that resume, mlp-eval and reruns work from anywhere
         files.write_text(run_dir / "config.yaml", dump_config(with_absolute_paths(cfg)))
         return run_in(exp, run_dir, started, EpochLog(echo, log_every, cfg.training.epochs), on_step,
-                      init_lines=init_lines)
+                      init_lines=init_lines, watch=watch)
 
 
 def resume_run(run_dir: str, echo: Callable[[str], None] = print, epochs: int | None = None,
-               log_every: int | None = 1, on_step: StepCallback | None = None) -> dict:
+               log_every: int | None = 1, on_step: StepCallback | None = None,
+               watch: EpochWatch | None = None) -> dict:
     """Continue the run in ``run_dir`` with its saved config, like ``train_run``: from its
     checkpoint, from the first epoch when it was stopped before its first checkpoint, or, when
     its training is complete but summary.json (written last) is missing or stale, only the
@@ -111,13 +119,15 @@ def resume_run(run_dir: str, echo: Callable[[str], None] = print, epochs: int | 
         if ckpt is not None:
             refuse_other_data(ckpt, exp.split, saved)
         return run_in(exp, path, started, EpochLog(echo, log_every, cfg.training.epochs), on_step, resume=True,
-                      ckpt=ckpt, extended=epochs is not None)
+                      ckpt=ckpt, extended=epochs is not None, watch=watch)
 
 
 def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_step: StepCallback | None = None,
-           resume: bool = False, ckpt: dict | None = None, extended: bool = False, init_lines=()) -> dict:
+           resume: bool = False, ckpt: dict | None = None, extended: bool = False, init_lines=(),
+           watch: EpochWatch | None = None) -> dict:
     """Train in the claimed ``run_dir``, from the state of ``ckpt`` when given, and write the
-    final files (``finish``). ``extended``: the resumed run's config has a new epoch total."""
+    final files (``finish``). ``extended``: the resumed run's config has a new epoch total;
+    ``watch`` is ``train_run``'s."""
     cfg, d = exp.cfg, exp.data
     load_plotting()  # a broken matplotlib fails now, not after the training
     recorder = Recorder(cfg.diagnostics) if cfg.diagnostics.enabled else None
@@ -126,6 +136,8 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
     def on_epoch(row):
         echo.epoch(row["epoch"], epoch_line(cfg, row))
         learning.after_epoch(row)
+        if watch is not None:
+            trainer.halted = watch(row)
 
     trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, on_epoch, lambda: checkpoint(), recorder, on_step)
 
@@ -171,7 +183,9 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
     if trainer.stop_requested:  # a signal after the last step: the finished training is saved, resume finishes it
         raise KeyboardInterrupt if request.signum == signal.SIGINT else Terminated(request.signum)
     status, reason = "completed", None
-    if trainer.early_stopping.stopped:
+    if trainer.halted is not None:
+        status, reason = "pruned", trainer.halted
+    elif trainer.early_stopping.stopped:
         status, reason = "stopped_early", trainer.early_stopping.stop_message(trainer.history.last())
         echo(reason)
     return finish(exp, trainer, run_dir, status, started, echo, warned, reason, learning)

@@ -52,7 +52,9 @@ class Trainer:
     ``training.checkpoint_seconds`` of training have passed since the last call, at every
     ``training.checkpoint_every``-th epoch, when training ends and when it is interrupted. Set
     ``stop_requested`` (e.g. from a signal handler) to stop after the current step with
-    TrainingInterrupted.
+    TrainingInterrupted; set ``halted`` to a reason (e.g. from ``on_epoch``: a sweep pruning the
+    run) to end training after the current epoch as if it were the last. ``halted`` is not saved
+    in a checkpoint: a resumed run trains on to its configured end.
 
     What a checkpoint saves: ``epoch``, ``step_count``, ``history``, the optimizer, the
     ``early_stopping`` object and ``position`` (the EpochPosition of an epoch under way).
@@ -76,14 +78,15 @@ class Trainer:
         self.last_checkpoint = time.perf_counter()
         self.early_stopping = EarlyStopping.from_config(cfg.training.early_stopping, loss.classification)
         self.stop_requested = False
+        self.halted: str | None = None  # why training was ended early from outside (on_epoch)
 
     @property
     def finished(self) -> bool:
         """Whether training is over: every epoch done, or stopped by early stopping while the
         config has it on (``cfg`` may be replaced between ``fit`` calls, early stopping's state
-        is not)."""
+        is not), or ``halted``."""
         stopped = self.early_stopping.stopped and self.cfg.training.early_stopping.patience > 0
-        return stopped or (self.epoch >= self.cfg.training.epochs and self.position is None)
+        return stopped or self.halted is not None or (self.epoch >= self.cfg.training.epochs and self.position is None)
 
     def train_step(self, Xb: np.ndarray, yb: np.ndarray, lr: float, watch=None) -> tuple[float, int]:
         """One optimizer update on a batch, accumulated over ``optimizer.accumulate`` micro-batches.

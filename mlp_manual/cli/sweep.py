@@ -1,0 +1,326 @@
+"""mlp-sweep: a hyperparameter search on Optuna, each trial an ordinary run folder."""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from ..errors import ConfigError, MachineError, TrainingInterrupted
+from ..readable import readable
+from .common import machine_failure, say, user_errors, version_option, writable_folder
+from .process import last_words
+
+RECORD = "sweep.json"  # in the sweep folder: the study's name and storage, for status and best
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@version_option
+def main():
+    """Search hyperparameters: many runs of one config, chosen and pruned by Optuna, on one
+    machine or many. Needs the sweep extra: pip install "mlp-manual[sweep]".
+
+    \b
+    Examples:
+      mlp-sweep run sweeps/spirals.yaml --workers 2
+      mlp-sweep status sweeps/spirals-width
+      mlp-sweep best sweeps/spirals-width
+      mlp-sweep run sweep.yaml --storage postgresql://me@db.example/sweeps --out /scratch/me/sweep
+    """
+
+
+@main.command()
+@click.argument("sweep_file", metavar="SWEEP.yaml")
+@click.option("--out", metavar="DIR", help="The sweep folder: its trials' run folders, journal and figures "
+                                           "(default sweeps/<name>).")
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Worker processes on this machine (each trains one trial at a time).")
+@click.option("--trials", type=click.IntRange(min=1), metavar="N",
+              help="The study's budget: trials over every worker and machine (default: the file's trials).")
+@click.option("--storage", metavar="URL", help="Where the study lives: postgresql://user@host/db to share it "
+                                               "between machines (default: the file's storage, else a journal "
+                                               "file in the sweep folder).")
+@click.option("--worker", "as_worker", is_flag=True, hidden=True)  # one of the processes of --workers N
+@user_errors
+def run(sweep_file, out, workers, trials, storage, as_worker):
+    """Create the study (or join it) and run trials until its budget is used up. Each trial is a
+    run folder DIR/trials/<number>/ that mlp-eval, mlp-predict, mlp-plot and mlp-train --resume
+    take. Ctrl-C or SIGTERM saves the running trials; the same command again continues.
+
+    Exit codes: 0 the budget is used up, 1 a mistake in the sweep file or the config, 4 the
+    machine or the study's database failed, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP.
+    """
+    from ..sweep.spec import load_sweep
+
+    sweep = load_sweep(sweep_file)
+    if trials is not None:
+        sweep = type(sweep)(**{**sweep.__dict__, "trials": trials})
+    url = storage or sweep.storage
+    folder = writable_folder(Path(out or Path("sweeps") / sweep.name), "--out DIR")
+    if as_worker:
+        return _work(sweep, folder, url, figures_at_end=False)
+    from ..sweep.storage import StudyStorage, without_password
+    from ..sweep.study import open_study
+
+    store = StudyStorage(url, folder)
+    open_study(sweep, store)
+    from .. import files
+
+    files.write_json(folder / RECORD, {"study": sweep.name, "storage": None if url is None else without_password(url),
+                                       "sweep_file": str(Path(sweep_file).resolve())})
+    keys = ", ".join(p.key for p in sweep.space)
+    say(f"sweep {sweep.name}: {sweep.trials} trials varying {keys}; objective {sweep.metric} ({sweep.direction}); "
+        f"{sweep.sampler.name} sampler, {sweep.pruner.name} pruner; study in {store.describe()}; "
+        f"{workers} worker{'s' if workers > 1 else ''}")
+    if workers == 1:
+        _work(sweep, folder, url, figures_at_end=True)
+    else:
+        _spawn(sweep_file, folder, url, sweep.trials, workers)
+        _final_figures(sweep, folder, store)
+    _summary(sweep, folder, store)
+
+
+def _work(sweep, folder: Path, url, figures_at_end: bool) -> None:
+    """Run trials in this process until the budget is used up; a line per trial."""
+    from ..sweep.figures import FIGURES_SECONDS, draw_figures
+    from ..sweep.storage import StudyStorage
+    from ..sweep.worker import Worker
+
+    store = StudyStorage(url, folder)
+    drawn = [time.monotonic()]
+    log_keys = {p.key for p in sweep.space if p.log}
+    choice_keys = {p.key for p in sweep.space if p.choices}
+
+    def between():
+        if time.monotonic() - drawn[0] >= FIGURES_SECONDS:
+            for line in draw_figures(worker.study, folder, log_keys, choice_keys):
+                say(line, err=True)
+            drawn[0] = time.monotonic()
+
+    worker = Worker(sweep, folder, store, lambda outcome: say(trial_line(outcome, sweep.metric)), between)
+    try:
+        worker.run()
+    except (TrainingInterrupted, KeyboardInterrupt) as e:
+        last_words()
+        signum = getattr(e, "signum", signal.SIGINT)
+        say(f"Interrupted: the running trial is saved in {folder / 'trials'}; run the same command again to "
+            "continue the sweep", err=True)
+        last_words(said=True)
+        sys.exit(128 + signum)
+    except MachineError as e:
+        machine_failure(f"{e}; the trial is saved: run the same command again once this is fixed")
+    if figures_at_end:
+        _final_figures(sweep, folder, store, worker.study)
+
+
+def _final_figures(sweep, folder: Path, store, study=None) -> None:
+    from ..sweep.figures import draw_figures
+    from ..sweep.study import load_study
+
+    study = study or load_study(store, sweep.name)
+    for line in draw_figures(study, folder, {p.key for p in sweep.space if p.log},
+                             {p.key for p in sweep.space if p.choices}):
+        say(line, err=True)
+
+
+def _spawn(sweep_file, folder: Path, url, trials: int, workers: int) -> None:
+    """Run ``workers`` processes of this command (``--worker``), each with an even share of the
+    machine's cores for its matrix products, and wait for them; Ctrl-C, SIGTERM and SIGHUP are
+    passed on once, so that each saves its trial."""
+    threads = str(max(1, (os.cpu_count() or 1) // workers))
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+    command = [sys.executable, "-m", "mlp_manual.cli.sweep", "run", str(sweep_file), "--out", str(folder),
+               "--worker", "--trials", str(trials)] + (["--storage", url] if url else [])
+    children = []
+    received = []
+
+    def forward(signum, frame):
+        if received:
+            return  # the first is being honoured
+        received.append(signum)
+        for child in children:
+            try:
+                child.send_signal(signum)
+            except OSError:
+                pass
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        # each in its own session: a Ctrl-C at the terminal reaches them once, from here
+        children += [subprocess.Popen(command, env=env, start_new_session=True) for _ in range(workers)]
+        codes = [child.wait() for child in children]
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+    if received:
+        last_words()
+        say(f"Interrupted: the running trials are saved in {folder / 'trials'}; run the same command again to "
+            "continue the sweep", err=True)
+        last_words(said=True)
+        sys.exit(128 + received[0])
+    bad = [c for c in codes if c != 0]
+    if bad:
+        if any(c == 4 for c in bad):
+            machine_failure(f"{len(bad)} of {workers} workers stopped on a failure of the machine (above)")
+        raise ConfigError(f"{len(bad)} of {workers} workers stopped with an error (above)")
+
+
+def trial_line(outcome, metric: str) -> str:
+    """``trial 3 complete: val_loss 0.0123 (250 epochs, 0.61 s) optimizer.lr=0.0031 ...``."""
+    params = " ".join(f"{k}={_value(v)}" for k, v in outcome.params.items())
+    took = f"{outcome.epochs} epochs, {outcome.seconds:.2f} s"
+    if outcome.state == "failed":
+        return f"trial {outcome.number} failed ({took}) {params}: {outcome.reason}"
+    value = "" if outcome.value is None else f": {metric} {readable(outcome.value)}"
+    return f"trial {outcome.number} {outcome.state}{value} ({took}) {params}"
+
+
+def _value(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def _summary(sweep, folder: Path, store) -> None:
+    from ..sweep.study import load_study
+    from ..sweep.table import best_trial, counts
+
+    study = load_study(store, sweep.name)
+    found = counts(study)
+    done = sum(found.get(s, 0) for s in ("complete", "pruned", "failed"))
+    parts = ", ".join(f"{n} {s}" for s, n in found.items())
+    best = best_trial(study)
+    line = f"{done} of {sweep.trials} trials finished ({parts})"
+    if best is not None:
+        line += f"; best: trial {best.number}, {sweep.metric} {readable(best.value)}"
+    say(line)
+    say(f"table: mlp-sweep status {folder}; config of the best: mlp-sweep best {folder}; figures in {folder}")
+
+
+def _open(sweep_dir, storage, study):
+    """The study of ``sweep_dir`` (its sweep.json), or of --storage and --study."""
+    from ..sweep.storage import StudyStorage
+    from ..sweep.study import load_study
+
+    if sweep_dir is None and (storage is None or study is None):
+        raise click.UsageError("give the sweep folder, or both --storage URL and --study NAME")
+    folder = Path(sweep_dir) if sweep_dir else Path(".")
+    if sweep_dir is not None and (storage is None or study is None):
+        try:
+            record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"{folder}: not a sweep folder (no {RECORD}; mlp-sweep run writes it)") from None
+        except (OSError, ValueError) as e:
+            raise ConfigError(f"{folder / RECORD}: cannot be read ({e})") from None
+        storage = storage or record.get("storage")
+        study = study or record.get("study")
+        if storage is None and not (folder / "journal.log").is_file():
+            raise ConfigError(f"{folder}: the study's journal ({folder / 'journal.log'}) is missing")
+    return folder, load_study(StudyStorage(storage, folder), study)
+
+
+@main.command()
+@click.argument("sweep_dir", metavar="DIR", required=False)
+@click.option("--storage", metavar="URL", help="The study's storage (default: the one DIR's sweep.json names).")
+@click.option("--study", metavar="NAME", help="The study's name (default: DIR's).")
+@click.option("--csv", "as_csv", is_flag=True, help="Write the table as CSV to standard output.")
+@user_errors
+def status(sweep_dir, storage, study, as_csv):
+    """One row per trial: number, state (running, complete, pruned, failed, waiting), the
+    parameters, the objective, epochs, seconds, host and run folder; the best first. Works while
+    the sweep runs.
+
+    \b
+    Examples:
+      mlp-sweep status sweeps/spirals-width
+      mlp-sweep status sweeps/spirals-width --csv > trials.csv
+      mlp-sweep status --storage postgresql://me@db.example/sweeps --study spirals-width
+    """
+    from ..sweep.table import best_trial, counts, trial_rows
+
+    folder, found = _open(sweep_dir, storage, study)
+    rows = trial_rows(found)
+    metric = found.user_attrs.get("metric", "objective")
+    columns = ["number", "state", *found.user_attrs.get("space", []), metric, "epochs", "seconds", "host",
+               "run_dir", "note"]
+    if as_csv:
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        try:
+            writer.writerow(columns)
+            writer.writerows([["" if r.get(c) is None else r.get(c) for c in columns] for r in rows])
+        except OSError:
+            pass
+        return
+    total = found.user_attrs.get("trials", len(rows))
+    found_counts = counts(found)
+    parts = ", ".join(f"{n} {s}" for s, n in found_counts.items())
+    continued = len(rows) - sum(found_counts.values())
+    best = best_trial(found)
+    head = f"study {found.study_name}: {sum(found_counts.values())} trials of a budget of {total} ({parts or 'none yet'})"
+    if continued:
+        head += f", and {continued} whose worker stopped, continued by another"
+    if best is not None:
+        head += f"; best: trial {best.number}, {metric} {readable(best.value)}"
+    say(head)
+    if rows:
+        say(_table(rows, columns, metric))
+
+
+def _cell(value, column: str, metric: str) -> str:
+    """A value of the table: the objective as readable() writes metrics, seconds to a tenth,
+    parameters to 4 significant digits, run folders relative to here."""
+    if value is None:
+        return "-"
+    if column == "run_dir":
+        return os.path.relpath(value) if os.path.isabs(value) else value
+    if isinstance(value, float):
+        return readable(value) if column == metric else f"{value:.1f}" if column == "seconds" else f"{value:.4g}"
+    return str(value)
+
+
+def _table(rows: list[dict], columns: list[str], metric: str) -> str:
+    """The rows as aligned columns; the note (why a trial stopped) last, unaligned."""
+    cells = [[_cell(r.get(c), c, metric) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns[:-1])]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns[:-1], widths)) + "  note"]
+    for row in cells:
+        note = "" if row[-1] == "-" else row[-1]
+        lines.append(("  ".join(v.ljust(w) for v, w in zip(row[:-1], widths)) + "  " + note).rstrip())
+    return "\n".join(lines)
+
+
+@main.command()
+@click.argument("sweep_dir", metavar="DIR")
+@click.option("--storage", metavar="URL", help="The study's storage (default: the one DIR's sweep.json names).")
+@click.option("--study", metavar="NAME", help="The study's name (default: DIR's).")
+@user_errors
+def best(sweep_dir, storage, study):
+    """Write DIR/best.yaml: the complete mlp-train config of the best trial. Training it again
+    (mlp-train --config DIR/best.yaml) gives the trial's objective, bit for bit on the same
+    machine.
+
+    \b
+    Example:
+      mlp-sweep best sweeps/spirals-width && mlp-train --config sweeps/spirals-width/best.yaml
+    """
+    from .. import files
+    from ..sweep.table import best_trial
+
+    folder, found = _open(sweep_dir, storage, study)
+    trial = best_trial(found)
+    metric = found.user_attrs.get("metric", "objective")
+    if trial is None:
+        raise ConfigError(f"{folder}: no trial of study {found.study_name} is complete yet")
+    header = (f"# The best trial of sweep {found.study_name}: trial {trial.number}, {metric} {readable(trial.value)}\n"
+              f"# (its run folder: {trial.user_attrs.get('run_dir')}). Written by mlp-sweep best.\n")
+    files.write_text(folder / "best.yaml", header + trial.user_attrs["config"])
+    say(f"wrote {folder / 'best.yaml'} (trial {trial.number}, {metric} {readable(trial.value)}); train it with: "
+        f"mlp-train --config {folder / 'best.yaml'}")
+
+
+if __name__ == "__main__":
+    from .process import run_as_program
+
+    run_as_program(main)

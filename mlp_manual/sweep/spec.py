@@ -1,0 +1,327 @@
+"""The sweep file: which config the trials start from, what they vary, what they are judged by,
+and how the search runs.
+
+    name: spirals-width              # the study's name (default: the file's stem)
+    base: ../configs/spirals.yaml    # the config trials start from (or ``config:`` inline)
+    objective: {metric: val_loss, direction: minimize}
+    trials: 40                       # the study's budget over every worker and machine
+    sampler: {name: tpe, seed: 0}    # tpe, random or grid
+    pruner: {name: median, warmup_epochs: 5}   # median, hyperband or none
+    space:
+      optimizer.lr: {low: 1.0e-4, high: 0.3, log: true}
+      model.layers.0.units: {choices: [16, 32, 64, 128]}
+    storage: null                    # a journal file in the sweep folder, or a database URL
+    stale_after: 60                  # seconds without a heartbeat before a trial is taken over
+
+A trial's config is the base config with ``--set KEY=VALUE`` for each parameter of the space,
+so every key ``--set`` accepts can be searched. Every key, range and choice is checked against
+the config's declarations before any trial starts: ``load_sweep`` raises ConfigError naming the
+file and the key.
+"""
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import Config
+from ..config.bounded_yaml import read_yaml
+from ..config.yaml_file import config_from_document, paths_from_folder
+from ..errors import ConfigError, did_you_mean, short_repr
+from ..losses import LOSSES
+
+# metric -> the direction that is better; test metrics are refused (``_objective``)
+METRICS = {"val_loss": "minimize", "val_acc": "maximize", "train_loss": "minimize", "train_acc": "maximize"}
+DIRECTIONS = ("minimize", "maximize")
+
+
+def _non_negative_int(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _int_at_least(low):
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= low
+
+
+def _seed(v):
+    return v is None or _non_negative_int(v)
+
+
+# Each choice's options: option -> (default, check, what it must be). Options of another choice
+# are refused by name, as a layer's are.
+SAMPLERS = {
+    "tpe": {"seed": (None, _seed, "a non-negative integer or null"),
+            "startup_trials": (10, _non_negative_int, "a non-negative integer")},
+    "random": {"seed": (None, _seed, "a non-negative integer or null")},
+    "grid": {"seed": (None, _seed, "a non-negative integer or null")},
+}
+PRUNERS = {
+    "median": {"warmup_epochs": (5, _non_negative_int, "a non-negative integer"),
+               "startup_trials": (5, _non_negative_int, "a non-negative integer")},
+    "hyperband": {"min_epochs": (1, _int_at_least(1), "an integer >= 1"),
+                  "reduction_factor": (3, _int_at_least(2), "an integer >= 2")},
+    "none": {},
+}
+TOP_KEYS = ("name", "base", "config", "objective", "trials", "sampler", "pruner", "space", "storage", "stale_after")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One dimension of the search: a range (``low`` to ``high``, on a log scale with ``log``, in
+    steps of ``step``; integers when the bounds are) or a list of ``choices``."""
+
+    key: str  # a --set key: optimizer.lr, model.layers.0.units
+    low: float | int | None = None
+    high: float | int | None = None
+    log: bool = False
+    step: float | int | None = None
+    choices: tuple = ()
+
+    @property
+    def integer(self) -> bool:
+        return not self.choices and all(isinstance(v, int) for v in (self.low, self.high) if v is not None) \
+            and (self.step is None or isinstance(self.step, int))
+
+    def grid(self) -> list:
+        """Every value the grid sampler tries: the choices, or the range in its steps."""
+        if self.choices:
+            return list(self.choices)
+        count = int(math.floor((self.high - self.low) / self.step + 1e-9)) + 1
+        values = [self.low + i * self.step for i in range(count)]
+        return values if self.integer else [round(v, 12) for v in values]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A sampler or a pruner: its name and its options (every option, defaults filled in)."""
+
+    name: str
+    options: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A validated sweep file."""
+
+    path: Path
+    name: str
+    base: dict  # the base config's document, paths absolute (``config_from_document``)
+    metric: str
+    direction: str
+    trials: int
+    sampler: Choice
+    pruner: Choice
+    space: tuple[Param, ...]
+    storage: str | None
+    stale_after: float
+
+    def trial_config(self, params: dict, name: str) -> Config:
+        """The config of a trial with ``params`` (key -> value): the base with ``--set`` of each."""
+        sets = [f"{key}={yaml_scalar(value)}" for key, value in params.items()] + [f"name={yaml_scalar(name)}"]
+        return config_from_document(self.base, Path("."), f"{self.path} (trial {name})", sets)
+
+
+def yaml_scalar(value) -> str:
+    """``value`` written as a YAML scalar that reads back as the same value (1e-05 as 1.0e-05)."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if isinstance(value, float):
+        text = repr(value)
+        mantissa, e, exponent = text.partition("e")
+        return f"{mantissa}.0e{exponent}" if e and "." not in mantissa else text
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return str(value)
+
+
+def load_sweep(path: str | Path) -> Sweep:
+    """Read and check the sweep file ``path``; ConfigError for any mistake, naming the key."""
+    path = Path(path)
+    raw = read_yaml(path, "sweep")
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a sweep file is a mapping of keys (name, base, objective, space, ...), "
+                          f"got {short_repr(raw)}")
+    for key in raw:
+        if key not in TOP_KEYS:
+            raise ConfigError(f"{path}: unknown key {short_repr(key)}" + did_you_mean(str(key), TOP_KEYS))
+    name = raw.get("name", path.stem)
+    if not isinstance(name, str) or not name.strip() or "/" in name:
+        raise ConfigError(f"{path}: name must be a non-empty string without '/', got {short_repr(name)}")
+    base = _base(raw, path)
+    metric, direction = _objective(raw.get("objective"), path)
+    trials = raw.get("trials", 20)
+    if not _int_at_least(1)(trials):
+        raise ConfigError(f"{path}: trials must be an integer >= 1, got {short_repr(trials)}")
+    sampler = _choice(raw.get("sampler"), "sampler", SAMPLERS, "tpe", path)
+    pruner = _choice(raw.get("pruner"), "pruner", PRUNERS, "median", path)
+    space = _space(raw.get("space"), path, base)
+    storage = raw.get("storage")
+    if storage is not None and (not isinstance(storage, str) or not storage.strip()):
+        raise ConfigError(f"{path}: storage must be a database URL or null, got {short_repr(storage)}")
+    stale_after = raw.get("stale_after", 60)
+    if isinstance(stale_after, bool) or not isinstance(stale_after, (int, float)) or not 1 <= stale_after <= 86400:
+        raise ConfigError(f"{path}: stale_after must be a number of seconds between 1 and 86400, "
+                          f"got {short_repr(stale_after)}")
+    sweep = Sweep(path, name.strip(), base, metric, direction, trials, sampler, pruner, space, storage,
+                  float(stale_after))
+    _check_metric(sweep)
+    if sampler.name == "grid":
+        size = math.prod(len(p.grid()) for p in space)
+        if "trials" not in raw:
+            sweep = Sweep(**{**sweep.__dict__, "trials": size})
+    return sweep
+
+
+def _base(raw: dict, path: Path) -> dict:
+    """The base config's document: ``base:`` a config file (relative to the sweep file) or
+    ``config:`` inline; checked as a config."""
+    if ("base" in raw) == ("config" in raw):
+        raise ConfigError(f"{path}: give the config trials start from as base: FILE or config: {{...}} "
+                          "(one of them)")
+    if "base" in raw:
+        base_path = raw["base"]
+        if not isinstance(base_path, str) or not base_path:
+            raise ConfigError(f"{path}: base must be the path of a config file, got {short_repr(base_path)}")
+        base_path = path.parent / base_path
+        document = read_yaml(base_path)
+        document = {} if document is None else document
+        if isinstance(document, dict):
+            document = {"name": base_path.stem, **document}
+        folder, source = base_path.parent, str(base_path)
+    else:
+        document, folder, source = raw["config"], path.parent, f"{path}: config"
+        document = {} if document is None else document
+    if not isinstance(document, dict):
+        raise ConfigError(f"{source}: the config must be a mapping of sections, got {short_repr(document)}")
+    config_from_document(document, folder, source)  # every mistake of the base itself, first
+    return absolute_document(document, folder)
+
+
+def absolute_document(document: dict, folder: Path) -> dict:
+    """``document`` with its relative file paths made absolute against ``folder``."""
+    return paths_from_folder(document, folder.resolve())
+
+
+def _objective(raw, path: Path) -> tuple[str, str]:
+    raw = {} if raw is None else raw
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: objective must be a mapping like {{metric: val_loss, direction: minimize}}, "
+                          f"got {short_repr(raw)}")
+    for key in raw:
+        if key not in ("metric", "direction"):
+            raise ConfigError(f"{path}: unknown key 'objective.{key}'" + did_you_mean(str(key), ("metric", "direction"),
+                                                                                     "objective."))
+    metric = raw.get("metric", "val_loss")
+    if isinstance(metric, str) and metric.startswith("test_"):
+        raise ConfigError(f"{path}: objective.metric {metric} would choose the parameters on the test split, which "
+                          f"then no longer tests them; use {metric.replace('test_', 'val_')} (the test metrics of "
+                          "every trial are still in its summary.json and in mlp-sweep status --csv)")
+    if metric not in METRICS:
+        raise ConfigError(f"{path}: objective.metric must be one of {', '.join(METRICS)}; got {short_repr(metric)}"
+                          + did_you_mean(str(metric), METRICS))
+    direction = raw.get("direction", METRICS[metric])
+    if direction not in DIRECTIONS:
+        raise ConfigError(f"{path}: objective.direction must be minimize or maximize, got {short_repr(direction)}"
+                          + did_you_mean(str(direction), DIRECTIONS))
+    return metric, direction
+
+
+def _choice(raw, section: str, table: dict, default: str, path: Path) -> Choice:
+    """A sampler or pruner section: its name from ``table``, and only that name's options."""
+    raw = {"name": default} if raw is None else raw
+    if isinstance(raw, str):
+        raw = {"name": raw}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: {section} must be a mapping like {{name: {default}}}, got {short_repr(raw)}")
+    name = raw.get("name", default)
+    if name not in table:
+        raise ConfigError(f"{path}: {section}.name must be one of {', '.join(table)}; got {short_repr(name)}"
+                          + did_you_mean(str(name), table))
+    options = {}
+    for key, value in raw.items():
+        if key == "name":
+            continue
+        if key not in table[name]:
+            others = [n for n, opts in table.items() if key in opts]
+            whose = f" (it is an option of {' and '.join(others)})" if others else did_you_mean(str(key), table[name])
+            known = ", ".join(table[name]) or "none"
+            raise ConfigError(f"{path}: unknown option {section}.{key} for the {name} {section} (its options: "
+                              f"{known}){whose}")
+        _, check, must = table[name][key]
+        if not check(value):
+            raise ConfigError(f"{path}: {section}.{key} must be {must}, got {short_repr(value)}")
+        options[key] = value
+    return Choice(name, {key: options.get(key, default) for key, (default, _, _) in table[name].items()})
+
+
+def _space(raw, path: Path, base: dict) -> tuple[Param, ...]:
+    if not isinstance(raw, dict) or not raw:
+        raise ConfigError(f"{path}: space must map at least one config key to its range or choices, e.g. "
+                          "optimizer.lr: {low: 1.0e-4, high: 0.3, log: true}")
+    params = tuple(_param(str(key), value, path) for key, value in raw.items())
+    for p in params:  # every value a trial can get, against the config's own checks
+        for value in (p.choices or (p.low, p.high)):
+            try:
+                config_from_document(base, Path("."), "the base config", [f"{p.key}={yaml_scalar(value)}"])
+            except ConfigError as e:
+                raise ConfigError(f"{path}: space {p.key}: {e}") from None
+    return params
+
+
+def _param(key: str, raw, path: Path) -> Param:
+    where = f"{path}: space {key}"
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: give a range {{low: L, high: H}} or {{choices: [...]}}, got {short_repr(raw)}")
+    for k in raw:
+        if k not in ("low", "high", "log", "step", "choices"):
+            raise ConfigError(f"{where}: unknown key {short_repr(k)}"
+                              + did_you_mean(str(k), ("low", "high", "log", "step", "choices")))
+    if "choices" in raw:
+        if set(raw) != {"choices"}:
+            raise ConfigError(f"{where}: choices take no low, high, log or step")
+        choices = raw["choices"]
+        if not isinstance(choices, list) or not choices:
+            raise ConfigError(f"{where}: choices must be a non-empty list, got {short_repr(choices)}")
+        for c in choices:
+            if not (c is None or isinstance(c, (bool, int, float, str))):
+                raise ConfigError(f"{where}: each choice must be a number, a string, true, false or null, "
+                                  f"got {short_repr(c)}")
+        if len(set(map(repr, choices))) != len(choices):
+            raise ConfigError(f"{where}: the choices repeat a value")
+        return Param(key, choices=tuple(choices))
+    low, high, log, step = raw.get("low"), raw.get("high"), raw.get("log", False), raw.get("step")
+    for name, v in (("low", low), ("high", high)):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ConfigError(f"{where}: {name} must be a number, got {short_repr(v)}")
+    if not low < high:
+        raise ConfigError(f"{where}: low ({low}) must be below high ({high})")
+    if not isinstance(log, bool):
+        raise ConfigError(f"{where}: log must be true or false, got {short_repr(log)}")
+    if log and low <= 0:
+        raise ConfigError(f"{where}: a log range needs low > 0, got {low}")
+    if step is not None:
+        if isinstance(step, bool) or not isinstance(step, (int, float)) or not step > 0:
+            raise ConfigError(f"{where}: step must be a number > 0, got {short_repr(step)}")
+        if log:
+            raise ConfigError(f"{where}: a range takes log or step, not both")
+    p = Param(key, low, high, log, step)
+    if not p.integer:
+        p = Param(key, float(low), float(high), log, None if step is None else float(step))
+    return p
+
+
+def _check_metric(sweep: Sweep) -> None:
+    """The objective's metric must be one the base config's runs report."""
+    cfg = config_from_document(sweep.base, Path("."), str(sweep.path))
+    d = cfg.data
+    if sweep.metric.startswith("val_") and d.val_fraction == 0 and not d.val_path:
+        raise ConfigError(f"{sweep.path}: objective.metric {sweep.metric} needs a validation split, and the base "
+                          "config has none (data.val_fraction is 0); set data.val_fraction or use train_loss")
+    if sweep.metric.endswith("_acc") and not LOSSES[cfg.loss].classification:
+        raise ConfigError(f"{sweep.path}: objective.metric {sweep.metric} is measured for classification, and the "
+                          f"base config's loss is {cfg.loss}; use {sweep.metric.replace('_acc', '_loss')}")
+    if sweep.sampler.name == "grid":
+        for p in sweep.space:
+            if not p.choices and p.step is None:
+                raise ConfigError(f"{sweep.path}: the grid sampler needs a step or choices for space {p.key}")
+
+

@@ -1,0 +1,162 @@
+"""Where a study lives, and the lock that lets many workers share its budget.
+
+By default a study is Optuna's journal file in the sweep folder (``journal.log``): no server,
+safe for any number of processes on one machine. For many machines it lives in a database
+that every machine reaches (``postgresql://user@host/db``; ``mysql://`` and ``sqlite:///``
+work too), through Optuna's RDBStorage.
+
+Workers count the study's trials and ask for a new one under ``budget_lock``, so that the budget
+is never overrun by two workers asking at the same instant: a file lock beside the journal
+(or the SQLite file), an advisory lock in PostgreSQL, a named lock in MySQL. The database's
+tables are created under the same lock, so that many workers starting at once on a fresh
+database do not race on the schema.
+
+Optuna is imported here and in the modules of this package only (``pip install "mlp-manual[sweep]"``).
+"""
+
+import contextlib
+import fcntl
+import os
+import zlib
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from ..errors import MachineError, MissingExtra, machine_error
+
+JOURNAL = "journal.log"
+DATABASE_SCHEMES = ("postgresql", "mysql", "sqlite")
+
+
+def require_optuna():
+    """The optuna module, or MissingExtra saying what to install."""
+    try:
+        import optuna
+    except ImportError:
+        raise MissingExtra('mlp-sweep needs optuna; install it with: pip install "mlp-manual[sweep]"') from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # trials are reported by mlp-sweep's own lines
+    return optuna
+
+
+def without_password(url: str) -> str:
+    """``url`` with any password removed, for files and messages (the driver then reads it
+    from ~/.pgpass or PGPASSWORD)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    user = f"{parts.username}@" if parts.username else ""
+    port = f":{parts.port}" if parts.port else ""
+    return urlunsplit((parts.scheme, f"{user}{host}{port}", parts.path, parts.query, parts.fragment))
+
+
+def scheme(url: str) -> str:
+    """``postgresql`` of ``postgresql+psycopg://...``."""
+    return url.partition(":")[0].partition("+")[0].lower()
+
+
+class StudyStorage:
+    """The Optuna storage of a study (``storage``), and ``budget_lock()``."""
+
+    def __init__(self, url: str | None, folder: Path):
+        self.url, self.folder = url, folder
+        optuna = require_optuna()
+        self._journal = url is None or "://" not in url
+        if self._journal:  # a journal file: the default in the sweep folder, or a path
+            from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock, JournalStorage
+
+            self.path = folder / JOURNAL if url is None else Path(url)
+            self._lock_file = self.path.with_name(self.path.name + ".budget.lock")
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                # the open lock: a symlink lock left by a killed process would stop every worker
+                backend = JournalFileBackend(str(self.path), lock_obj=JournalFileOpenLock(str(self.path)))
+            except OSError as e:
+                raise machine_error(e, self.path, "open the study's journal") from None
+            self.storage = JournalStorage(backend)
+            return
+        if scheme(url) not in DATABASE_SCHEMES:
+            from ..errors import ConfigError
+
+            raise ConfigError(f"storage {without_password(url)}: use a postgresql://, mysql:// or sqlite:/// URL, "
+                              "or the path of a journal file")
+        self._engine = _engine(url)
+        self._lock_file = Path(url.split("///", 1)[1] + ".budget.lock") if scheme(url) == "sqlite" else None
+        with self.budget_lock("mlp-sweep schema"):
+            try:
+                self.storage = optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True})
+            except Exception as e:  # the driver's own errors: refused, unknown host, bad password
+                raise _unreachable(url, e) from None
+
+    def describe(self) -> str:
+        """The storage, for messages: the journal file, or the URL without its password."""
+        return str(self.path) if self._journal else without_password(self.url)
+
+    @contextlib.contextmanager
+    def budget_lock(self, name: str = "budget"):
+        """Hold the lock called ``name`` of this storage while the block runs."""
+        if self._lock_file is not None:
+            with _file_lock(self._lock_file):
+                yield
+            return
+        key = zlib.crc32(f"{name}:{self.url}".encode()) - 2**31  # a signed 32-bit key
+        kind = scheme(self.url)
+        import sqlalchemy
+
+        try:
+            connection = self._engine.connect()
+            if kind == "postgresql":
+                connection.execute(sqlalchemy.text("SELECT pg_advisory_lock(:k)"), {"k": key})
+            else:
+                connection.execute(sqlalchemy.text("SELECT GET_LOCK(:k, -1)"), {"k": str(key)})
+        except Exception as e:
+            raise _unreachable(self.url, e) from None
+        try:
+            yield
+        finally:
+            try:
+                if kind == "postgresql":
+                    connection.execute(sqlalchemy.text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+                else:
+                    connection.execute(sqlalchemy.text("SELECT RELEASE_LOCK(:k)"), {"k": str(key)})
+            except Exception:  # a lost connection releases the lock on the server
+                pass
+            connection.close()
+
+
+def _engine(url: str):
+    try:
+        import sqlalchemy
+    except ImportError:
+        raise MissingExtra('mlp-sweep needs optuna; install it with: pip install "mlp-manual[sweep]"') from None
+    try:
+        return sqlalchemy.create_engine(url, pool_pre_ping=True, poolclass=sqlalchemy.pool.NullPool)
+    except ImportError as e:  # the driver
+        raise MissingExtra(f"storage {without_password(url)}: the database driver is not installed ({e}); "
+                           'pip install "mlp-manual[sweep]" installs the PostgreSQL one (psycopg)') from None
+    except Exception as e:
+        from ..errors import ConfigError
+
+        raise ConfigError(f"storage {without_password(url)}: not a database URL SQLAlchemy reads ({e})") from None
+
+
+def _unreachable(url: str, e: Exception) -> MachineError:
+    """The study's database cannot be used: one line with the driver's first line of why."""
+    if isinstance(e, ImportError):
+        return MissingExtra(f"storage {without_password(url)}: the database driver is not installed ({e}); "
+                            'pip install "mlp-manual[sweep]" installs the PostgreSQL one (psycopg)')
+    why = str(getattr(e, "orig", None) or e).strip().splitlines()
+    return MachineError(f"cannot use the study's database {without_password(url)}: {why[0] if why else type(e).__name__}")
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path):
+    """An exclusive flock on ``path`` (created if missing) for the block."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:
+        raise machine_error(e, path, "open the sweep's lock") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing drops the lock

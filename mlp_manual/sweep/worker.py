@@ -1,0 +1,269 @@
+"""A sweep worker: it takes the study's next trial, trains it as an ordinary run in
+``OUT/trials/<number>/`` (the code path of ``mlp-train``), tells the study how it ended, and
+goes on until the study's budget is used up.
+
+The budget counts the study's trials, over every worker and machine: the worker counts and
+asks under the storage's ``budget_lock``. A trial records its host, its run folder, its config
+and, while it runs, a heartbeat (a time, every quarter of ``stale_after``). A trial whose
+heartbeat is older than ``stale_after`` lost its worker (``kill -9``, a lost machine): the next
+worker to look marks it failed and queues a trial that continues it, which resumes its run
+folder from the checkpoint when the folder is reachable, or trains its parameters again when
+it is not. A worker stopped by Ctrl-C or SIGTERM saves its run (as ``mlp-train`` does) and
+queues the continuation itself, so running the command again goes on where it stopped.
+"""
+
+import math
+import os
+import platform
+import shutil
+import threading
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import MachineError, MLPManualError, TrainingDiverged, TrainingInterrupted, what_was_raised
+from ..config import dump_config, with_absolute_paths
+from ..runs.run import resume_run, train_run
+from .reporting import EpochReporter, write_values
+from .spec import Param, Sweep
+from .storage import StudyStorage, require_optuna
+from .study import continued_numbers, open_study
+
+HOST = platform.node()
+
+
+@dataclass
+class Outcome:
+    """How a trial ended: its state (complete, pruned, failed), objective, why, epochs and seconds."""
+
+    number: int
+    state: str
+    value: float | None
+    reason: str | None
+    epochs: int
+    seconds: float
+    params: dict
+
+
+class Worker:
+    """Runs trials of ``sweep`` in the study of ``storage``, their folders under ``out``;
+    ``report(outcome)`` is called as each trial ends, ``between()`` after it."""
+
+    def __init__(self, sweep: Sweep, out: Path, storage: StudyStorage, report: Callable[[Outcome], None],
+                 between: Callable[[], None] = lambda: None):
+        self.sweep, self.out, self.storage, self.report, self.between = sweep, out, storage, report, between
+        self.optuna = require_optuna()
+        self.study = open_study(sweep, storage)
+        self.ran = 0
+
+    def run(self, limit: int | None = None) -> int:
+        """Train trials until the budget is used up (or ``limit`` trials of this worker); the
+        number this worker ran."""
+        while limit is None or self.ran < limit:
+            trial = self._next_trial()
+            if trial is None:
+                break
+            outcome = self._run_trial(trial)
+            self.ran += 1
+            self.report(outcome)
+            self.between()
+        return self.ran
+
+    def _next_trial(self):
+        """The study's next trial (a waiting continuation first), or None when the budget is used."""
+        TrialState = self.optuna.trial.TrialState
+        with self.storage.budget_lock():
+            self._take_over_stale()
+            trials = self.study.get_trials(deepcopy=False)
+            gone = continued_numbers(trials)
+            waiting = any(t.state == TrialState.WAITING for t in trials)
+            if not waiting and sum(t.number not in gone for t in trials) >= self.sweep.trials:
+                return None
+            trial = self.study.ask()
+            self.study._storage.set_trial_user_attr(trial._trial_id, "heartbeat", time.time())
+        return trial
+
+    def _take_over_stale(self) -> None:
+        """Mark each running trial without a recent heartbeat failed, and queue its continuation."""
+        TrialState = self.optuna.trial.TrialState
+        now = time.time()
+        for t in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+            beat = t.user_attrs.get("heartbeat") or (t.datetime_start.timestamp() if t.datetime_start else now)
+            if now - beat > self.sweep.stale_after:
+                host = t.user_attrs.get("host", "an unknown host")
+                self._hand_over(t, f"its worker on {host} stopped (no heartbeat for {now - beat:.0f} s)")
+
+    def _hand_over(self, frozen, why: str) -> None:
+        """Fail the trial ``frozen`` with ``why`` and queue a trial that continues it."""
+        storage = self.study._storage
+        following = len(self.study.get_trials(deepcopy=False))  # the number the continuation gets
+        try:
+            storage.set_trial_user_attr(frozen._trial_id, "reason", f"{why}; continued as trial {following}")
+            if not storage.set_trial_state_values(frozen._trial_id, self.optuna.trial.TrialState.FAIL):
+                return
+        except RuntimeError:  # it ended meanwhile (its worker was alive after all)
+            return
+        self.study.enqueue_trial(params=frozen.params, user_attrs={"continues": frozen.number})
+
+    def _run_trial(self, trial) -> Outcome:
+        params = {p.key: suggest(trial, p) for p in self.sweep.space}
+        number, storage, started = trial.number, self.study._storage, time.perf_counter()
+        run_dir = (self.out / "trials" / str(number)).resolve()
+        earlier, adopted = self._adopt(trial, run_dir)
+        name = f"{self.sweep.name}-{number}"
+        cfg = None
+        try:
+            cfg = self.sweep.trial_config(params, name)
+        except MLPManualError as e:
+            return self._end(trial, params, "failed", None, str(e), 0, started)
+        for key, value in (("host", HOST), ("run_dir", str(run_dir)), ("pid", os.getpid()),
+                           ("config", dump_config(with_absolute_paths(cfg)))):
+            storage.set_trial_user_attr(trial._trial_id, key, value)
+        pruner = make_pruner(self.optuna, self.sweep)
+        reporter = EpochReporter(self.study, trial, self.sweep.metric, pruner, self.sweep.pruner.name, earlier)
+        with Heartbeat(storage, trial._trial_id, self.sweep.stale_after / 4):
+            try:
+                with warnings.catch_warnings():  # each run keeps its warnings in its summary.json
+                    warnings.simplefilter("ignore")
+                    if adopted:
+                        summary = resume_run(str(run_dir), echo=_silent, log_every=None, watch=reporter)
+                    else:
+                        summary = train_run(cfg, str(run_dir), echo=_silent, log_every=None, watch=reporter)
+            except TrainingDiverged as e:
+                reporter.write()
+                return self._end(trial, params, "failed", None, f"diverged: {e}", len(reporter.values), started)
+            except MLPManualError as e:  # a parameter combination the config or the data refuses
+                reporter.write()
+                return self._end(trial, params, "failed", None, str(e), len(reporter.values), started)
+            except (TrainingInterrupted, MachineError, KeyboardInterrupt) as e:
+                reporter.write()
+                if isinstance(e, MachineError):
+                    why = f"the machine failed: {e}"
+                else:
+                    why = f"interrupted by {_signal_name(getattr(e, 'signum', 2))}"
+                with self.storage.budget_lock():
+                    self._hand_over(storage.get_trial(trial._trial_id), why)
+                raise
+            except Exception as e:  # a fault of this trial alone: the sweep goes on
+                reporter.write()
+                return self._end(trial, params, "failed", None, f"failed: {what_was_raised(e)}",
+                                 len(reporter.values), started)
+        reporter.write()
+        epochs = summary["epochs_run"]
+        if summary["status"] == "pruned":
+            last = reporter.values[max(reporter.values)] if reporter.values else None
+            return self._end(trial, params, "pruned", last, summary["stop_reason"], epochs, started)
+        value = objective_of(summary, self.sweep.metric)
+        if value is None or not math.isfinite(value):
+            return self._end(trial, params, "failed", None, f"the objective {self.sweep.metric} is not finite",
+                             epochs, started)
+        return self._end(trial, params, "complete", value, summary.get("stop_reason"), epochs, started)
+
+    def _adopt(self, trial, run_dir: Path) -> tuple[dict, bool]:
+        """For a trial that continues another: the values of the epochs run before, and whether
+        the other's run folder was moved to ``run_dir`` to be resumed."""
+        number = trial.user_attrs.get("continues")
+        if number is None:
+            return {}, False
+        before = self.study.get_trials(deepcopy=False)[number]
+        earlier = dict(before.intermediate_values)
+        source = Path(before.user_attrs.get("run_dir", ""))
+        if not source.is_absolute() or not (source / "config.yaml").is_file():
+            return {}, False  # not reachable from here: its parameters are trained again
+        if source != run_dir:
+            try:
+                run_dir.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.rename(source, run_dir)
+                except OSError:  # another disk
+                    shutil.copytree(source, run_dir)
+            except OSError:
+                return {}, False
+        return earlier, True
+
+    def _end(self, trial, params: dict, state: str, value: float | None, reason: str | None, epochs: int,
+             started: float) -> Outcome:
+        TrialState = self.optuna.trial.TrialState
+        seconds = time.perf_counter() - started
+        storage = self.study._storage
+        for key, v in (("reason", reason), ("epochs", epochs), ("seconds", round(seconds, 3))):
+            if v is not None:
+                storage.set_trial_user_attr(trial._trial_id, key, v)
+        try:
+            if state == "complete":
+                self.study.tell(trial, value)
+            elif state == "pruned":
+                self.study.tell(trial, state=TrialState.PRUNED)
+            else:
+                self.study.tell(trial, state=TrialState.FAIL)
+        except RuntimeError:  # another worker took it over as stale meanwhile; its run goes on there
+            state = "failed"
+        return Outcome(trial.number, state, value, reason, epochs, seconds, params)
+
+
+def suggest(trial, p: Param):
+    """The trial's value of the parameter ``p``."""
+    if p.choices:
+        return trial.suggest_categorical(p.key, list(p.choices))
+    if p.integer:
+        return trial.suggest_int(p.key, p.low, p.high, step=p.step or 1, log=p.log)
+    return trial.suggest_float(p.key, p.low, p.high, step=p.step, log=p.log)
+
+
+def objective_of(summary: dict, metric: str) -> float | None:
+    """The metric of the weights the run keeps (model.npz): the restored best epoch's with early
+    stopping, else the last epoch's."""
+    kept = summary["best"] if summary["weights"]["source"] == "best" else summary["final"]
+    return kept.get(metric)
+
+
+def make_pruner(optuna, sweep: Sweep):
+    options = sweep.pruner.options
+    if sweep.pruner.name == "median":
+        return optuna.pruners.MedianPruner(n_startup_trials=options["startup_trials"],
+                                           n_warmup_steps=options["warmup_epochs"] + 1)  # epochs count from 1
+    if sweep.pruner.name == "hyperband":
+        return optuna.pruners.HyperbandPruner(min_resource=options["min_epochs"], max_resource="auto",
+                                              reduction_factor=options["reduction_factor"])
+    return optuna.pruners.NopPruner()
+
+
+def _silent(line: str) -> None:
+    """A trial's epoch lines are not printed: mlp-sweep prints one line per trial."""
+
+
+def _signal_name(signum: int) -> str:
+    from ..runs.interruptions import signal_name
+
+    return "Ctrl-C" if signum == 2 else signal_name(signum)
+
+
+class Heartbeat:
+    """While the block runs, a thread writes the time into the trial's ``heartbeat`` every
+    ``every`` seconds; a failed write (the database unreachable for a moment) is tried again
+    at the next beat."""
+
+    def __init__(self, storage, trial_id: int, every: float):
+        self.storage, self.trial_id, self.every = storage, trial_id, every
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True, name="mlp-sweep heartbeat")
+
+    def _beat(self) -> None:
+        while not self.stop.wait(self.every):
+            try:
+                self.storage.set_trial_user_attr(self.trial_id, "heartbeat", time.time())
+            except Exception:  # the trial ended, or the storage is unreachable for now
+                pass
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+
+
+__all__ = ["Worker", "Outcome", "objective_of", "write_values"]
