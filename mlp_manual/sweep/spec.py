@@ -148,8 +148,8 @@ def load_sweep(path: str | Path) -> Sweep:
         raise ConfigError(f"{path}: name must be a non-empty string without '/', got {short_repr(name)}")
     base = _base(raw, path)
     metric, direction = _objective(raw.get("objective"), path)
-    trials = raw.get("trials", 20)
-    if not _int_at_least(1)(trials):
+    trials = raw.get("trials")  # null: the whole grid, or 20
+    if trials is not None and not _int_at_least(1)(trials):
         raise ConfigError(f"{path}: trials must be an integer >= 1, got {short_repr(trials)}")
     sampler = _choice(raw.get("sampler"), "sampler", SAMPLERS, "tpe", path)
     pruner = _choice(raw.get("pruner"), "pruner", PRUNERS, "median", path)
@@ -161,13 +161,11 @@ def load_sweep(path: str | Path) -> Sweep:
     if isinstance(stale_after, bool) or not isinstance(stale_after, (int, float)) or not 1 <= stale_after <= 86400:
         raise ConfigError(f"{path}: stale_after must be a number of seconds between 1 and 86400, "
                           f"got {short_repr(stale_after)}")
-    sweep = Sweep(path, name.strip(), base, metric, direction, trials, sampler, pruner, space, storage,
+    sweep = Sweep(path, name.strip(), base, metric, direction, trials or 20, sampler, pruner, space, storage,
                   float(stale_after))
     _check_metric(sweep)
-    if sampler.name == "grid":
-        size = math.prod(len(p.grid()) for p in space)
-        if "trials" not in raw:
-            sweep = Sweep(**{**sweep.__dict__, "trials": size})
+    if sampler.name == "grid" and trials is None:
+        sweep = Sweep(**{**sweep.__dict__, "trials": math.prod(len(p.grid()) for p in space)})
     return sweep
 
 

@@ -70,7 +70,9 @@ def _sampler(optuna, sweep: Sweep, seed):
 
 class PerTrialSampler:
     """The sweep's sampler, made afresh for each trial with the seed ``sampler.seed + number``
-    (Optuna's samplers keep no state but their random generator: the history is the study's).
+    (Optuna's samplers keep no state but their random generator: the history is the study's);
+    the grid sampler with ``sampler.seed`` alone (0 by default), as it shuffles the grid with
+    it and gives trial number i the i-th point.
     TPE runs with the constant liar, so that workers asking at once spread out."""
 
     def __new__(cls, sweep: Sweep):
@@ -84,7 +86,11 @@ class PerTrialSampler:
                 if trial.number != self._number:
                     seed = sweep.sampler.options["seed"]
                     self._number = trial.number
-                    self._inner = _sampler(optuna, sweep, None if seed is None else seed + trial.number)
+                    if sweep.sampler.name == "grid":  # one order of the grid for every trial and worker
+                        seed = seed or 0
+                    elif seed is not None:
+                        seed += trial.number
+                    self._inner = _sampler(optuna, sweep, seed)
                 return self._inner
 
             def infer_relative_search_space(self, study, trial):
@@ -100,6 +106,7 @@ class PerTrialSampler:
                 self._for(trial).before_trial(study, trial)
 
             def after_trial(self, study, trial, state, values):
-                self._for(trial).after_trial(study, trial, state, values)
+                if sweep.sampler.name != "grid":  # the grid's stops the study's optimize(); the budget does here
+                    self._for(trial).after_trial(study, trial, state, values)
 
         return Sampler()

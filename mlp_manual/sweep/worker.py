@@ -103,7 +103,7 @@ class Worker:
             storage.set_trial_user_attr(frozen._trial_id, "reason", f"{why}; continued as trial {following}")
             if not storage.set_trial_state_values(frozen._trial_id, self.optuna.trial.TrialState.FAIL):
                 return
-        except RuntimeError:  # it ended meanwhile (its worker was alive after all)
+        except self.optuna.exceptions.UpdateFinishedTrialError:  # it ended meanwhile (its worker was alive after all)
             return
         self.study.enqueue_trial(params=frozen.params, user_attrs={"continues": frozen.number})
 
@@ -198,7 +198,7 @@ class Worker:
                 self.study.tell(trial, state=TrialState.PRUNED)
             else:
                 self.study.tell(trial, state=TrialState.FAIL)
-        except RuntimeError:  # another worker took it over as stale meanwhile; its run goes on there
+        except self.optuna.exceptions.UpdateFinishedTrialError:  # another worker took it over as stale meanwhile
             state = "failed"
         return Outcome(trial.number, state, value, reason, epochs, seconds, params)
 

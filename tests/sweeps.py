@@ -1,0 +1,101 @@
+"""Helpers of the sweep tests: small sweep files, the command run as a program, and a real
+PostgreSQL server started for the tests (Debian's postgresql package)."""
+
+import contextlib
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+# moons in 30 epochs of about 3 ms: a trial takes about 0.3 s with its figures
+MOONS = {"data": {"name": "moons", "n_samples": 200, "noise": 0.2},
+         "model": {"layers": [{"type": "linear", "units": 16}, "relu", {"type": "linear"}]},
+         "optimizer": {"name": "sgd", "lr": 0.1, "momentum": 0.9},
+         "training": {"epochs": 30, "batch_size": 32}}
+
+
+def write_sweep(folder: Path, name: str = "moons", config=None, **keys) -> Path:
+    """A sweep file in ``folder`` with an inline moons config; ``keys`` replace its defaults."""
+    doc = {"name": name, "config": config or MOONS, "trials": 6, "sampler": {"name": "tpe", "seed": 0},
+           "pruner": {"name": "median", "warmup_epochs": 3, "startup_trials": 2},
+           "space": {"optimizer.lr": {"low": 0.001, "high": 0.5, "log": True},
+                     "model.layers.0.units": {"choices": [4, 16, 32]}}}
+    doc.update(keys)
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    return path
+
+
+def sweep_command(*args) -> list[str]:
+    return [sys.executable, "-m", "mlp_manual.cli.sweep", *map(str, args)]
+
+
+def run_sweep(*args, cwd=None, timeout=300, env=None) -> subprocess.CompletedProcess:
+    """``mlp-sweep ARGS`` as its own process."""
+    return subprocess.run(sweep_command(*args), capture_output=True, text=True, cwd=cwd, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+def study_of(folder: Path, storage: str | None = None, name: str | None = None):
+    from mlp_manual.sweep.storage import StudyStorage
+    from mlp_manual.sweep.study import load_study
+
+    return load_study(StudyStorage(storage, folder), name or folder.name)
+
+
+def postgres_bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    return Path(found[-1]).parent if found else None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def postgres_server():
+    """A PostgreSQL server for the test: initdb into a temporary folder, started on 127.0.0.1 on
+    a free port as an unprivileged user (``nobody`` when the tests run as root), stopped at the
+    end. Yields its URL (user ``sweep``, no password, database ``postgres``). Skips, saying why,
+    where PostgreSQL is not installed."""
+    bindir = postgres_bin()
+    if bindir is None:
+        pytest.skip("PostgreSQL is not installed (Debian's postgresql package; .ci/run installs it when run as root)")
+    folder = Path(tempfile.mkdtemp(prefix="mlp-sweep-pg-"))
+    as_user = {}
+    if os.geteuid() == 0:
+        nobody = pwd.getpwnam("nobody")
+        os.chown(folder, nobody.pw_uid, nobody.pw_gid)
+        as_user = {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []}
+    os.chmod(folder, 0o755)
+    data, port = folder / "data", free_port()
+    env = {**os.environ, "LC_ALL": "C", "HOME": str(folder)}
+    run = dict(capture_output=True, text=True, env=env, cwd=folder, timeout=120, **as_user)
+    made = subprocess.run([bindir / "initdb", "-D", data, "-U", "sweep", "-A", "trust", "--no-sync"], **run)
+    assert made.returncode == 0, made.stderr
+    options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100"
+    started = subprocess.run([bindir / "pg_ctl", "-D", data, "-o", options, "-l", folder / "log", "-w", "start"], **run)
+    assert started.returncode == 0, started.stderr + (folder / "log").read_text()
+    try:
+        yield f"postgresql://sweep@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run([bindir / "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"], **run)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def wait_for(predicate, seconds: float = 60, every: float = 0.05) -> None:
+    end = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(every)
