@@ -82,7 +82,8 @@ def postgres_server():
     data, port = folder / "data", free_port()
     env = {**os.environ, "LC_ALL": "C", "HOME": str(folder)}
     run = dict(capture_output=True, text=True, env=env, cwd=folder, timeout=120, **as_user)
-    made = subprocess.run([bindir / "initdb", "-D", data, "-U", "sweep", "-A", "trust", "--no-sync"], **run)
+    made = subprocess.run([bindir / "initdb", "-D", data, "-U", "sweep", "-A", "trust", "--no-sync", "-E", "UTF8",
+                           "--no-locale"], **run)
     assert made.returncode == 0, made.stderr
     options = f"-p {port} -k {folder} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100"
     started = subprocess.run([bindir / "pg_ctl", "-D", data, "-o", options, "-l", folder / "log", "-w", "start"], **run)

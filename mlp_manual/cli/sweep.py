@@ -63,7 +63,7 @@ def run(sweep_file, out, workers, trials, storage, as_worker):
     url = storage or sweep.storage
     folder = writable_folder(Path(out or Path("sweeps") / sweep.name), "--out DIR")
     if as_worker:
-        return _work(sweep, folder, url, figures_at_end=False)
+        return _work(sweep, folder, url)
     from ..sweep.storage import StudyStorage, without_password
     from ..sweep.study import open_study
 
@@ -78,15 +78,15 @@ def run(sweep_file, out, workers, trials, storage, as_worker):
         f"{sweep.sampler.name} sampler, {sweep.pruner.name} pruner; study in {store.describe()}; "
         f"{workers} worker{'s' if workers > 1 else ''}")
     if workers == 1:
-        _work(sweep, folder, url, figures_at_end=True)
+        _work(sweep, folder, url)
     else:
         _spawn(sweep_file, folder, url, sweep.trials, workers)
-        _final_figures(sweep, folder, store)
     _summary(sweep, folder, store)
 
 
-def _work(sweep, folder: Path, url, figures_at_end: bool) -> None:
-    """Run trials in this process until the budget is used up; a line per trial."""
+def _work(sweep, folder: Path, url) -> None:
+    """Run trials in this process until the budget is used up; a line per trial. The last
+    worker to end (no trial running) draws the figures once more."""
     from ..sweep.figures import FIGURES_SECONDS, draw_figures
     from ..sweep.storage import StudyStorage
     from ..sweep.worker import Worker
@@ -114,18 +114,9 @@ def _work(sweep, folder: Path, url, figures_at_end: bool) -> None:
         sys.exit(128 + signum)
     except MachineError as e:
         machine_failure(f"{e}; the trial is saved: run the same command again once this is fixed")
-    if figures_at_end:
-        _final_figures(sweep, folder, store, worker.study)
-
-
-def _final_figures(sweep, folder: Path, store, study=None) -> None:
-    from ..sweep.figures import draw_figures
-    from ..sweep.study import load_study
-
-    study = study or load_study(store, sweep.name)
-    for line in draw_figures(study, folder, {p.key for p in sweep.space if p.log},
-                             {p.key for p in sweep.space if p.choices}):
-        say(line, err=True)
+    if not worker.study.get_trials(deepcopy=False, states=(worker.optuna.trial.TrialState.RUNNING,)):
+        for line in draw_figures(worker.study, folder, log_keys, choice_keys):
+            say(line, err=True)
 
 
 def _spawn(sweep_file, folder: Path, url, trials: int, workers: int) -> None:

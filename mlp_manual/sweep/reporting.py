@@ -52,10 +52,18 @@ class EpochReporter:
         self.values: dict[int, float] = dict(earlier or {})
         self.written: set[int] = set()
         self.last_write = time.monotonic()
+        self.seconds = 0.0  # spent here, inside the run's training: what the sweep adds to each epoch
         if self.values:
             self.write()
 
     def __call__(self, row: dict) -> str | None:
+        started = time.perf_counter()
+        try:
+            return self._judge(row)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    def _judge(self, row: dict) -> str | None:
         value = float(row.get(self.metric, math.nan))
         epoch = int(row["epoch"])
         self.values[epoch] = value

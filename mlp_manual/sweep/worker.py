@@ -151,6 +151,8 @@ class Worker:
                 return self._end(trial, params, "failed", None, f"failed: {what_was_raised(e)}",
                                  len(reporter.values), started)
         reporter.write()
+        storage.set_trial_user_attr(trial._trial_id, "run_seconds", summary["wall_seconds"])
+        storage.set_trial_user_attr(trial._trial_id, "report_seconds", round(reporter.seconds, 4))
         epochs = summary["epochs_run"]
         if summary["status"] == "pruned":
             last = reporter.values[max(reporter.values)] if reporter.values else None
