@@ -4,7 +4,6 @@ failures, and workers that share, lose and resume trials on a journal file."""
 import csv
 import io
 import json
-import math
 import os
 import signal
 import subprocess
@@ -354,7 +353,10 @@ def test_a_killed_worker_trial_is_taken_over_and_resumed_from_its_checkpoint(tmp
     wait_for(lambda: _running(folder) and (folder / "trials" / "0" / "checkpoint.npz").exists(), 120)
     os.killpg(worker.pid, signal.SIGKILL)
     worker.wait()
-    killed = next(t for t in study_of(folder, name="moons").trials if t.state.name == "RUNNING")
+    trials = study_of(folder, name="moons").trials
+    running = [t for t in trials if t.state.name == "RUNNING"]
+    assert len(running) == 1, [(t.number, t.state.name, len(t.intermediate_values)) for t in trials]
+    killed = running[0]
     time.sleep(2.5)  # its heartbeat goes stale
     result = run_sweep("run", path, "--out", folder)
     assert result.returncode == 0, result.stderr
@@ -394,3 +396,8 @@ def test_a_signal_saves_the_trial_and_the_same_command_continues(tmp_path, signu
     assert result.returncode == 0, result.stderr
     study = study_of(folder, name="moons")
     assert len(_finished(study)) == 2 and all(t.state.name == "COMPLETE" for t in _finished(study))
+
+
+def test_the_shipped_sweep_file_is_valid():
+    sweep = load_sweep("configs/sweeps/spirals_lr.yaml")
+    assert sweep.name == "spirals-lr" and [p.key for p in sweep.space] == ["optimizer.lr", "model.layers.0.units"]
