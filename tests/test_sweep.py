@@ -401,3 +401,35 @@ def test_a_signal_saves_the_trial_and_the_same_command_continues(tmp_path, signu
 def test_the_shipped_sweep_file_is_valid():
     sweep = load_sweep("configs/sweeps/spirals_lr.yaml")
     assert sweep.name == "spirals-lr" and [p.key for p in sweep.space] == ["optimizer.lr", "model.layers.0.units"]
+
+
+def test_a_failing_machine_ends_the_sweep_in_one_line_and_the_trial_continues(tmp_path, monkeypatch):
+    from mlp_manual.errors import MachineError
+    from mlp_manual.sweep import worker
+
+    monkeypatch.chdir(tmp_path)
+    path = write_sweep(tmp_path, trials=2, pruner="none")
+
+    def full_disk(*args, **kwargs):
+        raise MachineError("cannot write out/trials/0/checkpoint.npz (No space left on device): free some space "
+                           "on its disk")
+    monkeypatch.setattr(worker, "train_run", full_disk)
+    result = invoke_cli(sweep_cli, "run", str(path), "--out", "out")
+    assert result.exit_code == 4
+    assert result.output.strip().splitlines()[-1] == (
+        "Error: cannot write out/trials/0/checkpoint.npz (No space left on device): free some space on its disk; "
+        "the trial is saved: run the same command again once this is fixed")
+    study = study_of(tmp_path / "out", name="moons")
+    assert [t.state.name for t in study.trials] == ["FAIL", "WAITING"]
+    assert study.trials[0].user_attrs["reason"].startswith("the machine failed: cannot write")
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    again = invoke_cli(sweep_cli, "run", str(path), "--out", "out")
+    assert again.exit_code == 0 and "2 of 2 trials finished (2 complete)" in again.output, again.output
+
+
+def test_an_output_folder_that_cannot_be_made_is_one_line(tmp_path):
+    (tmp_path / "file").write_text("")
+    result = invoke_cli(sweep_cli, "run", str(write_sweep(tmp_path)), "--out", str(tmp_path / "file" / "out"))
+    assert result.exit_code == 4 and result.output.startswith("Error: cannot create the folder")
+    assert len(result.output.strip().splitlines()) == 1

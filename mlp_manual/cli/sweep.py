@@ -1,6 +1,7 @@
 """mlp-sweep: a hyperparameter search on Optuna, each trial an ordinary run folder."""
 
 import csv
+import dataclasses
 import json
 import os
 import signal
@@ -14,7 +15,7 @@ import click
 from ..errors import ConfigError, MachineError, TrainingInterrupted
 from ..readable import readable
 from .common import machine_failure, say, user_errors, version_option, writable_folder
-from .process import last_words
+from .process import STOP_SIGNALS, last_words
 
 RECORD = "sweep.json"  # in the sweep folder: the study's name and storage, for status and best
 
@@ -59,7 +60,7 @@ def run(sweep_file, out, workers, trials, storage, as_worker):
 
     sweep = load_sweep(sweep_file)
     if trials is not None:
-        sweep = type(sweep)(**{**sweep.__dict__, "trials": trials})
+        sweep = dataclasses.replace(sweep, trials=trials)
     url = storage or sweep.storage
     folder = writable_folder(Path(out or Path("sweeps") / sweep.name), "--out DIR")
     if as_worker:
@@ -106,12 +107,7 @@ def _work(sweep, folder: Path, url) -> None:
     try:
         worker.run()
     except (TrainingInterrupted, KeyboardInterrupt) as e:
-        last_words()
-        signum = getattr(e, "signum", signal.SIGINT)
-        say(f"Interrupted: the running trial is saved in {folder / 'trials'}; run the same command again to "
-            "continue the sweep", err=True)
-        last_words(said=True)
-        sys.exit(128 + signum)
+        _interrupted(folder, getattr(e, "signum", signal.SIGINT))
     except MachineError as e:
         machine_failure(f"{e}; the trial is saved: run the same command again once this is fixed")
     if not worker.study.get_trials(deepcopy=False, states=(worker.optuna.trial.TrialState.RUNNING,)):
@@ -139,7 +135,7 @@ def _spawn(sweep_file, folder: Path, url, trials: int, workers: int) -> None:
                 child.send_signal(signum)
             except OSError:
                 pass
-    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    previous = {s: signal.signal(s, forward) for s in STOP_SIGNALS}
     try:
         # each in its own session: a Ctrl-C at the terminal reaches them once, from here
         children += [subprocess.Popen(command, env=env, start_new_session=True) for _ in range(workers)]
@@ -148,16 +144,21 @@ def _spawn(sweep_file, folder: Path, url, trials: int, workers: int) -> None:
         for s, h in previous.items():
             signal.signal(s, h)
     if received:
-        last_words()
-        say(f"Interrupted: the running trials are saved in {folder / 'trials'}; run the same command again to "
-            "continue the sweep", err=True)
-        last_words(said=True)
-        sys.exit(128 + received[0])
+        _interrupted(folder, received[0])
     bad = [c for c in codes if c != 0]
     if bad:
         if any(c == 4 for c in bad):
             machine_failure(f"{len(bad)} of {workers} workers stopped on a failure of the machine (above)")
         raise ConfigError(f"{len(bad)} of {workers} workers stopped with an error (above)")
+
+
+def _interrupted(folder: Path, signum: int) -> None:
+    """End ``mlp-sweep run`` after a signal: the running trials are saved and queued to continue."""
+    last_words()
+    say(f"Interrupted: the running trials are saved in {folder / 'trials'}; run the same command again to "
+        "continue the sweep", err=True)
+    last_words(said=True)
+    sys.exit(128 + signum)
 
 
 def trial_line(outcome, metric: str) -> str:

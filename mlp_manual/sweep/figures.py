@@ -16,17 +16,10 @@ FIGURES_SECONDS = 30.0  # a figure of 40 trials takes about 0.2 s to draw
 
 def trial_dicts(study) -> list[dict]:
     """Each trial as ``plots.sweep`` takes it."""
-    from .table import STATES
+    from .table import STATES, shown_value
 
-    out = []
-    for t in study.get_trials(deepcopy=False):
-        state = STATES.get(t.state.name, "failed")
-        value = t.value if state == "complete" else None
-        if state == "pruned" and t.intermediate_values:
-            value = t.intermediate_values[max(t.intermediate_values)]
-        out.append({"number": t.number, "state": state, "params": dict(t.params), "value": value,
-                    "curve": dict(t.intermediate_values)})
-    return out
+    return [{"number": t.number, "state": STATES.get(t.state.name, "failed"), "params": dict(t.params),
+             "value": shown_value(t), "curve": dict(t.intermediate_values)} for t in study.get_trials(deepcopy=False)]
 
 
 def importances(study) -> tuple[dict, str]:

@@ -50,7 +50,8 @@ class EpochReporter:
         self.view = CachedTrials(study)
         self.frozen = study._storage.get_trial(trial._trial_id)
         self.values: dict[int, float] = dict(earlier or {})
-        self.written: set[int] = set()
+        self.frozen.intermediate_values = self.values  # what the pruner judges: every epoch so far
+        self.written: dict[int, float] = {}
         self.last_write = time.monotonic()
         self.seconds = 0.0  # spent here, inside the run's training: what the sweep adds to each epoch
         if self.values:
@@ -71,7 +72,6 @@ class EpochReporter:
             self.write()
         if not math.isfinite(value):
             return None  # the run itself fails on a non-finite loss; a NaN accuracy is not judged
-        self.frozen.intermediate_values = dict(self.values)
         if self.pruner.prune(self.view, self.frozen):
             self.write()
             return (f"pruned by the {self.pruner_name} pruner at epoch {epoch}: {self.metric} "
@@ -80,7 +80,7 @@ class EpochReporter:
 
     def write(self) -> None:
         """Write the values not yet in the study: one batch for a journal file."""
-        todo = {e: v for e, v in self.values.items() if e not in self.written}
+        todo = {e: v for e, v in self.values.items() if self.written.get(e) != v}  # a resumed epoch may differ
         if todo:
             write_values(self.study._storage, self.trial._trial_id, todo)
             self.written.update(todo)

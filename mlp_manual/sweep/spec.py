@@ -19,6 +19,7 @@ the config's declarations before any trial starts: ``load_sweep`` raises ConfigE
 file and the key.
 """
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,7 +166,7 @@ def load_sweep(path: str | Path) -> Sweep:
                   float(stale_after))
     _check_metric(sweep)
     if sampler.name == "grid" and trials is None:
-        sweep = Sweep(**{**sweep.__dict__, "trials": math.prod(len(p.grid()) for p in space)})
+        sweep = dataclasses.replace(sweep, trials=math.prod(len(p.grid()) for p in space))
     return sweep
 
 

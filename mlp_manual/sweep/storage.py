@@ -24,6 +24,9 @@ from urllib.parse import urlsplit, urlunsplit
 from ..errors import MachineError, MissingExtra, machine_error
 
 JOURNAL = "journal.log"
+INSTALL = 'mlp-sweep needs optuna; install it with: pip install "mlp-manual[sweep]"'
+DRIVER = ('the database driver is not installed ({}); pip install "mlp-manual[sweep]" installs the PostgreSQL one '
+          "(psycopg)")
 DATABASE_SCHEMES = ("postgresql", "mysql", "sqlite")
 
 
@@ -32,7 +35,7 @@ def require_optuna():
     try:
         import optuna
     except ImportError:
-        raise MissingExtra('mlp-sweep needs optuna; install it with: pip install "mlp-manual[sweep]"') from None
+        raise MissingExtra(INSTALL) from None
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # trials are reported by mlp-sweep's own lines
     return optuna
 
@@ -127,12 +130,11 @@ def _engine(url: str):
     try:
         import sqlalchemy
     except ImportError:
-        raise MissingExtra('mlp-sweep needs optuna; install it with: pip install "mlp-manual[sweep]"') from None
+        raise MissingExtra(INSTALL) from None
     try:
         return sqlalchemy.create_engine(url, pool_pre_ping=True, poolclass=sqlalchemy.pool.NullPool)
     except ImportError as e:  # the driver
-        raise MissingExtra(f"storage {without_password(url)}: the database driver is not installed ({e}); "
-                           'pip install "mlp-manual[sweep]" installs the PostgreSQL one (psycopg)') from None
+        raise MissingExtra(f"storage {without_password(url)}: " + DRIVER.format(e)) from None
     except Exception as e:
         from ..errors import ConfigError
 
@@ -142,8 +144,7 @@ def _engine(url: str):
 def _unreachable(url: str, e: Exception) -> MachineError:
     """The study's database cannot be used: one line with the driver's first line of why."""
     if isinstance(e, ImportError):
-        return MissingExtra(f"storage {without_password(url)}: the database driver is not installed ({e}); "
-                            'pip install "mlp-manual[sweep]" installs the PostgreSQL one (psycopg)')
+        return MissingExtra(f"storage {without_password(url)}: " + DRIVER.format(e))
     why = str(getattr(e, "orig", None) or e).strip().splitlines()
     return MachineError(f"cannot use the study's database {without_password(url)}: {why[0] if why else type(e).__name__}")
 

@@ -6,6 +6,15 @@ import time
 STATES = {"RUNNING": "running", "COMPLETE": "complete", "PRUNED": "pruned", "FAIL": "failed", "WAITING": "waiting"}
 
 
+def shown_value(t) -> float | None:
+    """A trial's objective: a complete trial's value, a pruned one's at the epoch it was stopped."""
+    if t.state.name == "COMPLETE":
+        return t.value
+    if t.state.name == "PRUNED" and t.intermediate_values:
+        return t.intermediate_values[max(t.intermediate_values)]
+    return None
+
+
 def trial_rows(study) -> list[dict]:
     """One dict per trial: number, state, each parameter (by its space key), the objective
     (named by the study's metric), epochs, seconds, host, run_dir and note (why it stopped);
@@ -16,9 +25,7 @@ def trial_rows(study) -> list[dict]:
     rows = []
     for t in study.get_trials(deepcopy=False):
         state = STATES.get(t.state.name, t.state.name.lower())
-        value = t.value if t.state.name == "COMPLETE" else None
-        if value is None and t.state.name == "PRUNED" and t.intermediate_values:
-            value = t.intermediate_values[max(t.intermediate_values)]  # where it was stopped
+        value = shown_value(t)
         seconds = t.user_attrs.get("seconds")
         if seconds is None and t.state.name == "RUNNING" and t.datetime_start is not None:
             seconds = round(now - t.datetime_start.timestamp(), 1)

@@ -26,7 +26,7 @@ from pathlib import Path
 from ..errors import MachineError, MLPManualError, TrainingDiverged, TrainingInterrupted, what_was_raised
 from ..config import dump_config, with_absolute_paths
 from ..runs.run import resume_run, train_run
-from .reporting import EpochReporter, write_values
+from .reporting import EpochReporter
 from .spec import Param, Sweep
 from .storage import StudyStorage, require_optuna
 from .study import continued_numbers, open_study
@@ -125,20 +125,12 @@ class Worker:
         reporter = EpochReporter(self.study, trial, self.sweep.metric, pruner, self.sweep.pruner.name, earlier)
         with Heartbeat(storage, trial._trial_id, self.sweep.stale_after / 4):
             try:
-                with warnings.catch_warnings():  # each run keeps its warnings in its summary.json
-                    warnings.simplefilter("ignore")
-                    if adopted:
-                        summary = resume_run(str(run_dir), echo=_silent, log_every=None, watch=reporter)
-                    else:
-                        summary = train_run(cfg, str(run_dir), echo=_silent, log_every=None, watch=reporter)
+                summary = _train(cfg, run_dir, adopted, reporter)
             except TrainingDiverged as e:
-                reporter.write()
                 return self._end(trial, params, "failed", None, f"diverged: {e}", len(reporter.values), started)
             except MLPManualError as e:  # a parameter combination the config or the data refuses
-                reporter.write()
                 return self._end(trial, params, "failed", None, str(e), len(reporter.values), started)
             except (TrainingInterrupted, MachineError, KeyboardInterrupt) as e:
-                reporter.write()
                 if isinstance(e, MachineError):
                     why = f"the machine failed: {e}"
                 else:
@@ -147,10 +139,8 @@ class Worker:
                     self._hand_over(storage.get_trial(trial._trial_id), why)
                 raise
             except Exception as e:  # a fault of this trial alone: the sweep goes on
-                reporter.write()
                 return self._end(trial, params, "failed", None, f"failed: {what_was_raised(e)}",
                                  len(reporter.values), started)
-        reporter.write()
         storage.set_trial_user_attr(trial._trial_id, "run_seconds", summary["wall_seconds"])
         storage.set_trial_user_attr(trial._trial_id, "report_seconds", round(reporter.seconds, 4))
         epochs = summary["epochs_run"]
@@ -203,6 +193,19 @@ class Worker:
         except self.optuna.exceptions.UpdateFinishedTrialError:  # another worker took it over as stale meanwhile
             state = "failed"
         return Outcome(trial.number, state, value, reason, epochs, seconds, params)
+
+
+def _train(cfg, run_dir: Path, adopted: bool, reporter: EpochReporter) -> dict:
+    """Train the trial's run (resume the folder it adopted) and write every epoch's value to the
+    study, however the run ends; the run's summary."""
+    try:
+        with warnings.catch_warnings():  # each run keeps its warnings in its summary.json
+            warnings.simplefilter("ignore")
+            if adopted:
+                return resume_run(str(run_dir), echo=_silent, log_every=None, watch=reporter)
+            return train_run(cfg, str(run_dir), echo=_silent, log_every=None, watch=reporter)
+    finally:
+        reporter.write()
 
 
 def suggest(trial, p: Param):
@@ -267,5 +270,3 @@ class Heartbeat:
         self.stop.set()
         self.thread.join()
 
-
-__all__ = ["Worker", "Outcome", "objective_of", "write_values"]
