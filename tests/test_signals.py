@@ -57,10 +57,16 @@ def test_signals_wait_while_extension_modules_load():
     previous = signal.signal(signal.SIGHUP, lambda signum, frame: seen.append(signum))
     try:
         with signals_held():
-            os.kill(os.getpid(), signal.SIGHUP)
-            for _ in range(1000):  # bytecodes run: an unblocked handler would have run by now
+            os.kill(os.getpid(), signal.SIGHUP)  # to the process: the kernel may pick another thread
+            for _ in range(1000):  # bytecodes run: the handler of before would have run by now
                 pass
             assert seen == []
+        assert seen == [signal.SIGHUP]
+        with signals_held():  # Ctrl-C twice: raised again once, as KeyboardInterrupt
+            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
+        raise AssertionError("no KeyboardInterrupt")
+    except KeyboardInterrupt:
         assert seen == [signal.SIGHUP]
     finally:
         signal.signal(signal.SIGHUP, previous)

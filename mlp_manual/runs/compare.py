@@ -20,7 +20,7 @@ def _flatten(d, prefix=""):
     return out
 
 
-def _configs(run_dirs: list[Path]) -> list[dict]:
+def read_configs(run_dirs: list[Path]) -> list[dict]:
     """Each run's config.yaml, flattened to dotted keys; {} for a missing or unreadable one."""
     configs = []
     for d in run_dirs:
@@ -37,6 +37,18 @@ MAX_LABEL = 32  # characters of a legend label; longer descriptions go to the ca
 MAX_CAPTION_VALUE = 160  # characters of one run's description in the caption
 
 
+def differing_keys(configs: list[dict], reserved=()) -> dict[str, str]:
+    """{dotted key: its short name} for each config key (but ``name``) whose value differs between
+    the flattened ``configs``; the short name is the key's last part (``lr``) when the last parts
+    are unambiguous and none is ``reserved``, else the whole key."""
+    keys = sorted({k for c in configs for k in c} - {"name"})
+    differ = [k for k in keys if len({repr(c.get(k)) for c in configs}) > 1]
+    short = {k: k.rsplit(".", 1)[-1] for k in differ}
+    if len(set(short.values())) < len(short) or set(short.values()) & set(reserved):
+        short = {k: k for k in differ}
+    return short
+
+
 def run_labels(run_dirs: list[Path]) -> list[str]:
     """A legend label per run, from what differs between the runs' configs (``run_legend``)."""
     return run_legend(run_dirs)[0]
@@ -50,12 +62,9 @@ def run_legend(run_dirs: list[Path]) -> tuple[list[str], str | None]:
     replaced by the depth of the model (``17 layers``) or by ``run 1``, ``run 2``; the caption
     then gives each run's full description. With nothing that differs, or one run, or more than
     three keys differing, the labels are the run folders' names."""
-    configs = _configs(run_dirs)
-    keys = sorted({k for c in configs for k in c} - {"name"})
-    differ = [k for k in keys if len({repr(c.get(k)) for c in configs}) > 1]
-    short = {k: k.rsplit(".", 1)[-1] for k in differ}
-    if len(set(short.values())) < len(short):
-        short = {k: k for k in differ}
+    configs = read_configs(run_dirs)
+    short = differing_keys(configs)
+    differ = list(short)
     if not differ or len(differ) > 3 or len(run_dirs) == 1:  # too many differences to read as a legend
         return [Path(d).name for d in run_dirs], None
     full = [", ".join(f"{short[k]}={compact(c.get(k))}" for k in differ) for c in configs]
@@ -94,13 +103,13 @@ def run_datasets(run_dirs: list[Path]) -> str:
     """The datasets the runs trained on (``dataset_label``), in order, each once: ``moons``,
     ``digits, iris.csv``; ``unknown data`` when no config says."""
     names = dict.fromkeys(dataset_label(str(c["data.name"]), c.get("data.path"))
-                          for c in _configs(run_dirs) if "data.name" in c)
+                          for c in read_configs(run_dirs) if "data.name" in c)
     return ", ".join(names) or "unknown data"
 
 
 def run_name(run_dir: Path) -> str:
     """The run's name as its plots were titled (``name`` of its config.yaml), else the folder's name."""
-    name = _configs([run_dir])[0].get("name")
+    name = read_configs([run_dir])[0].get("name")
     return str(name) if name not in (None, "") else Path(run_dir).name
 
 

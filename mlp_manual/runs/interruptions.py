@@ -52,21 +52,30 @@ def stop_on_signals(trainer: Trainer):
 
 @contextmanager
 def signals_held():
-    """Hold Ctrl-C, SIGTERM and SIGHUP back while the block runs (they are delivered when it ends):
-    for importing extension modules, whose initialisation a KeyboardInterrupt would leave half
-    done, to fail later as an ImportError or crash the interpreter as it exits."""
-    if not hasattr(signal, "pthread_sigmask"):
-        yield
-        return
+    """Hold Ctrl-C, SIGTERM and SIGHUP back while the block runs (each is raised again when it
+    ends): for importing extension modules, whose initialisation a KeyboardInterrupt would leave
+    half done, to fail later as an ImportError or crash the interpreter as it exits.
+
+    The block's handlers only record the signal. Blocking the signals in this thread
+    (``pthread_sigmask``) would not do: the kernel hands a signal that this thread blocks to
+    another thread of the process (numpy's BLAS threads), and Python then runs the handler in
+    this thread all the same, at its next bytecode."""
+    received = []
+
+    def hold(signum, frame):
+        received.append(signum)
     try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    except (ValueError, OSError):
+        previous = {s: signal.signal(s, hold) for s in STOP_SIGNALS}
+    except ValueError:  # not the main thread: leave signals alone
         yield
         return
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for s, h in previous.items():
+            signal.signal(s, h)
+        for signum in dict.fromkeys(received):  # to the handlers of before, in the order they came
+            signal.raise_signal(signum)
 
 
 def signal_name(signum: int) -> str:
