@@ -1,5 +1,6 @@
 """What every command shares: turning the library's errors and warnings into one-line messages."""
 
+import csv
 import functools
 import os
 import sys
@@ -62,6 +63,23 @@ def say(message: str, err: bool = False) -> None:
         click.echo(message, err=err)
     except OSError:  # a closed pipe (EPIPE; EINVAL on Windows), a full disk, a terminal gone (EIO)
         drop_output(err)
+
+
+def write_csv(columns: list[str], rows: list[dict]) -> None:
+    """The ``rows`` (dicts) as CSV on standard output, ``columns`` first; a missing value is
+    empty. A closed pipe (``| head``) drops the rest."""
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    try:
+        writer.writerow(columns)
+        writer.writerows([["" if r.get(c) is None else r[c] for c in columns] for r in rows])
+    except OSError:
+        drop_output()
+
+
+def aligned(header: list[str], cells: list[list[str]]) -> str:
+    """A table of text ``cells`` under ``header``, each column as wide as its widest cell."""
+    widths = [max(len(h), *(len(row[i]) for row in cells)) for i, h in enumerate(header)]
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in [header, *cells])
 
 
 def drop_output(err: bool = False) -> None:

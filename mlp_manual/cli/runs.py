@@ -1,15 +1,13 @@
 """mlp-runs: a table of run folders, the parameters that differ between them and their metrics."""
 
-import csv
 import os
-import sys
 from pathlib import Path
 
 import click
 
 from ..readable import readable
 from ..runs.table import columns_of, filter_rows, find_runs, group_rows, run_rows, sort_rows
-from .common import say, user_errors, version_option
+from .common import aligned, say, user_errors, version_option, write_csv
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -47,24 +45,10 @@ def main(folders, sort_key, reverse, conditions, group_by, as_csv):
                                     columns[0])
     rows = sort_rows(rows, columns, sort_key, reverse)
     if as_csv:
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        try:
-            writer.writerow(columns)
-            writer.writerows([["" if r.get(c) is None else r[c] for c in columns] for r in rows])
-        except OSError:  # a closed pipe: the rest is dropped
-            pass
+        write_csv(columns, rows)
         return
-    say(table(rows, columns))
-
-
-def table(rows: list[dict], columns: list[str]) -> str:
-    """The rows as aligned columns: metrics as readable() writes them, seconds to a tenth, run
-    folders relative to here; "-" where a run has no value."""
-    cells = [[_cell(r.get(c), c) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip()]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
-    return "\n".join(lines)
+    # metrics as readable() writes them, seconds to a tenth, run folders relative to here
+    say(aligned(columns, [[_cell(r.get(c), c) for c in columns] for r in rows]))
 
 
 def _cell(value, column: str) -> str:

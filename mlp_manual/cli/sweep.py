@@ -1,6 +1,5 @@
 """mlp-sweep: a hyperparameter search on Optuna, each trial an ordinary run folder."""
 
-import csv
 import dataclasses
 import json
 import os
@@ -14,7 +13,7 @@ import click
 
 from ..errors import ConfigError, MachineError, TrainingInterrupted
 from ..readable import readable
-from .common import machine_failure, say, user_errors, version_option, writable_folder
+from .common import aligned, machine_failure, say, user_errors, version_option, writable_folder, write_csv
 from .process import STOP_SIGNALS, last_words
 
 RECORD = "sweep.json"  # in the sweep folder: the study's name and storage, for status and best
@@ -238,12 +237,7 @@ def status(sweep_dir, storage, study, as_csv):
     columns = ["number", "state", *found.user_attrs.get("space", []), metric, "epochs", "seconds", "host",
                "run_dir", "note"]
     if as_csv:
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        try:
-            writer.writerow(columns)
-            writer.writerows([["" if r.get(c) is None else r.get(c) for c in columns] for r in rows])
-        except OSError:
-            pass
+        write_csv(columns, rows)
         return
     total = found.user_attrs.get("trials", len(rows))
     found_counts = counts(found)
@@ -273,14 +267,9 @@ def _cell(value, column: str, metric: str) -> str:
 
 
 def _table(rows: list[dict], columns: list[str], metric: str) -> str:
-    """The rows as aligned columns; the note (why a trial stopped) last, unaligned."""
-    cells = [[_cell(r.get(c), c, metric) for c in columns] for r in rows]
-    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns[:-1])]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns[:-1], widths)) + "  note"]
-    for row in cells:
-        note = "" if row[-1] == "-" else row[-1]
-        lines.append(("  ".join(v.ljust(w) for v, w in zip(row[:-1], widths)) + "  " + note).rstrip())
-    return "\n".join(lines)
+    """The rows as aligned columns; the note (why a trial stopped) last, empty for most trials."""
+    return aligned(columns, [[_cell(r.get(c), c, metric) if c != "note" else r.get(c) or "" for c in columns]
+                             for r in rows])
 
 
 @main.command()
