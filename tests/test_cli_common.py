@@ -155,3 +155,19 @@ def test_an_output_file_in_a_folder_that_cannot_be_written_is_refused_before_any
     monkeypatch.setattr(os, "access", lambda path, mode: False)  # as a user without write permission
     with pytest.raises(click.BadParameter, match="^folder .* is not writable$"):
         output_file(tmp_path / "graph.png", "--graph", ".png")
+
+
+def test_ctrl_c_before_click_starts_its_own_handling_exits_130():
+    """click's ``main`` reads the shell-completion variable before its own KeyboardInterrupt
+    handling starts; a Ctrl-C there ends in one line too, not in a traceback."""
+    probe = ("import os, signal, sys, time\n"
+             "import click\n"
+             "from mlp_manual.cli.process import run_as_program\n"
+             "def slow_completion(self, *args, **kwargs):\n"
+             "    os.kill(os.getpid(), signal.SIGINT)\n"
+             "    time.sleep(5)\n"
+             "click.Command._main_shell_completion = slow_completion\n"
+             "sys.argv = ['probe']\n"
+             "run_as_program(click.Command('probe', callback=lambda: print('ran')))\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (130, "", "Interrupted.\n")
