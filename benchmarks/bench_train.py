@@ -3,6 +3,7 @@
     python benchmarks/bench_train.py            # full run, under 10 minutes on 2 cores
     python benchmarks/bench_train.py --quick    # under a minute
     python benchmarks/bench_train.py --threads 1
+    python benchmarks/bench_train.py --isa avx2 # every library held to AVX2, as on a CPU without AVX-512
 
 Every library trains the same network (784-W-W-10, ReLU, softmax cross-entropy, plain SGD,
 float32) on the same data with the same batch size and thread count. The libraries take turns
@@ -46,19 +47,42 @@ sys.path.insert(0, str(ROOT))
 D, C, LR = 784, 10, 0.01
 WIDTHS, BATCHES = (64, 256, 1024), (32, 128, 512)
 
+# What each library may use of the CPU, through the settings they read when they load: OpenBLAS's
+# kernel family, numpy's dispatched loops, XLA's instruction set and PyTorch's kernels. "as-set"
+# leaves the environment as it is (a machine may set OPENBLAS_CORETYPE, for example).
+ISA_SETTINGS = ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES", "XLA_FLAGS", "ATEN_CPU_CAPABILITY")
+ISAS = {"as-set": None,
+        "native": {},  # every library detects the CPU itself
+        "avx2": {"OPENBLAS_CORETYPE": "Haswell", "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
+                 "XLA_FLAGS": "--xla_cpu_max_isa=AVX2", "ATEN_CPU_CAPABILITY": "avx2"}}
+
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="fewer epochs and a smaller grid: under a minute")
     p.add_argument("--threads", type=int, default=2, help="threads for every library (default 2)")
+    p.add_argument("--isa", choices=ISAS, default="as-set",
+                   help="native: every library uses all the CPU has; avx2: every library is held to AVX2 "
+                        "(a CPU without AVX-512); as-set (default): the environment's settings")
     p.add_argument("--memory-child", choices=("mlp-manual", "pytorch"), help=argparse.SUPPRESS)
     p.add_argument("--epochs", type=int, default=2, help=argparse.SUPPRESS)  # of a memory child
     return p.parse_args()
 
 
+def use_isa(isa):
+    """Set the libraries' CPU settings for ``isa`` (a key of ISAS) in this process's environment,
+    before any of them loads; child processes inherit them."""
+    if ISAS[isa] is None:
+        return
+    for var in ISA_SETTINGS:
+        os.environ.pop(var, None)
+    os.environ.update(ISAS[isa])
+
+
 ARGS = parse_args()
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = str(ARGS.threads)  # before numpy loads its BLAS; threadpoolctl confirms below
+use_isa(ARGS.isa)
 
 import numpy as np  # noqa: E402
 
@@ -371,15 +395,90 @@ def step_breakdown(X, y, width=256, batch=128, epochs=3):
     return lines + table(["part", "microseconds a step", "share of the epoch"], rows) + [""]
 
 
+def step_products(width=256, batch=128):
+    """The step's 8 matrix products at the MNIST point, as mlp-manual computes them:
+    (label, shape of a, shape of b, whether a is used transposed, whether b is)."""
+    B, W = batch, width
+    return [("layers.0 forward, x @ W", (B, D), (D, W), False, False),
+            ("layers.2 forward, h @ W", (B, W), (W, W), False, False),
+            ("layers.4 forward, h @ W", (B, W), (W, C), False, False),
+            ("layers.4 dW = h.T @ dout", (B, W), (B, C), True, False),
+            ("layers.4 dx = dout @ W.T", (B, C), (W, C), False, True),
+            ("layers.2 dW = h.T @ dout", (B, W), (B, W), True, False),
+            ("layers.2 dx = dout @ W.T", (B, W), (W, W), False, True),
+            ("layers.0 dW = x.T @ dout", (B, D), (B, W), True, False)]
+
+
+def product_kernels(repeats=400, blocks=5):
+    """Each of the step's products timed alone: numpy's (OpenBLAS, into a preallocated output)
+    and, with JAX, XLA's (one jitted product called ``repeats`` times, its dispatch included:
+    the last row times a jitted function that does nothing). Median of ``blocks`` blocks, in
+    microseconds a call. Returns the Markdown lines."""
+    rng = np.random.default_rng(0)
+    rows, totals = [], [0.0, 0.0]
+
+    def per_call(fn, done=lambda r: None):
+        times = []
+        for _ in range(blocks):
+            start = time.perf_counter()
+            for _ in range(repeats):
+                r = fn()
+            done(r)
+            times.append((time.perf_counter() - start) / repeats)
+        return statistics.median(times) * 1e6
+
+    for label, sa, sb, ta, tb in step_products():
+        a, b = rng.standard_normal(sa, dtype=np.float32), rng.standard_normal(sb, dtype=np.float32)
+        av, bv = (a.T if ta else a), (b.T if tb else b)
+        out = np.empty((av.shape[0], bv.shape[1]), dtype=np.float32)
+        ours = per_call(lambda: np.matmul(av, bv, out=out))
+        theirs = None
+        if jax is not None:
+            product = jax.jit(lambda a, b: (a.T if ta else a) @ (b.T if tb else b))
+            ja, jb = jax.numpy.asarray(a), jax.numpy.asarray(b)
+            jax.block_until_ready(product(ja, jb))
+            theirs = per_call(lambda: product(ja, jb), jax.block_until_ready)
+            totals[1] += theirs
+        totals[0] += ours
+        flops = 2 * av.shape[0] * av.shape[1] * bv.shape[1]
+        rows.append((label, f"{av.shape[0]}x{av.shape[1]} @ {bv.shape[0]}x{bv.shape[1]}", f"{ours:.0f}",
+                     f"{flops / ours / 1e3:.0f}", "-" if theirs is None else f"{theirs:.0f}",
+                     "-" if theirs is None else f"{ours / theirs:.2f}"))
+    rows.append(("the 8 products", "", f"{totals[0]:.0f}", "", f"{totals[1]:.0f}" if jax else "-",
+                 f"{totals[0] / totals[1]:.2f}" if jax else "-"))
+    if jax is not None:
+        nothing = jax.jit(lambda a: a)
+        small = jax.numpy.zeros(1, jax.numpy.float32)
+        jax.block_until_ready(nothing(small))
+        rows.append(("a jitted call that does nothing (dispatch)", "", "-", "", f"{per_call(lambda: nothing(small), jax.block_until_ready):.0f}", "-"))
+    lines = ["### The step's matrix products alone: numpy (OpenBLAS) against XLA", "",
+             f"Each product called {repeats} times in a row, median of {blocks} blocks; microseconds a call.", ""]
+    return lines + table(["product", "shapes", "numpy (us)", "numpy GFLOP/s", "XLA (us)", "numpy / XLA"],
+                         rows) + [""]
+
+
 def simd_level():
-    """The SIMD extensions numpy's kernels dispatch to on this CPU (the AVX-512 ones decide the
-    last bits and much of the speed of the elementwise passes)."""
+    """Whether the CPU has AVX-512, and the SIMD targets numpy's kernels dispatch to (the
+    AVX-512 ones decide the last bits and much of the speed of the elementwise passes)."""
     try:
-        from numpy._core._multiarray_umath import __cpu_features__ as found
+        from numpy._core import _multiarray_umath as umath
     except ImportError:
-        from numpy.core._multiarray_umath import __cpu_features__ as found
-    wanted = ("SSE42", "AVX2", "FMA3", "AVX512F", "AVX512_SKX", "AVX512_ICL", "AVX512_SPR")
-    return ", ".join(f"{name} {'yes' if found.get(name) else 'no'}" for name in wanted)
+        from numpy.core import _multiarray_umath as umath
+    found, targets = umath.__cpu_features__, getattr(umath, "__cpu_dispatch__", [])
+    used = [t for t in targets if found.get(t)]
+    return (f"the CPU has AVX-512: {'yes' if found.get('AVX512F') else 'no'}; numpy dispatches to "
+            f"{', '.join(used) or 'its baseline only'} (of {', '.join(targets) or 'none'})")
+
+
+def library_kernels():
+    """The kernel families the libraries chose: OpenBLAS's, and PyTorch's CPU capability."""
+    parts = []
+    if threadpoolctl:
+        parts += [f"OpenBLAS {p['architecture']}" for p in threadpoolctl.threadpool_info()
+                  if p["internal_api"] == "openblas" and "numpy" in p["filepath"]]
+    if torch is not None:
+        parts.append(f"PyTorch {torch.backends.cpu.get_cpu_capability()}")
+    return ", ".join(parts) or "not known (threadpoolctl not installed)"
 
 
 # ---------------------------------------------------------------- memory, in a fresh process each
@@ -423,7 +522,8 @@ def machine_lines(threads):
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
                platform.processor()) if Path("/proc/cpuinfo").exists() else platform.processor()
     lines = [f"- machine: {cpu}, {os.cpu_count()} logical cores, {platform.system()} {platform.machine()}",
-             f"- numpy's SIMD on this CPU: {simd_level()}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', 'unset')}",
+             f"- SIMD: {simd_level()}; kernels chosen: {library_kernels()}",
+             f"- --isa {ARGS.isa}: " + ", ".join(f"{v}={os.environ.get(v, 'unset')}" for v in ISA_SETTINGS),
              f"- Python {platform.python_version()}, numpy {np.__version__}"
              + (f", PyTorch {torch.__version__}" if torch else ", PyTorch not installed (skipped)")
              + (f", JAX {jax.__version__} (XLA's own thread pool: all cores)" if jax else ", JAX not installed (skipped)")
@@ -536,6 +636,7 @@ def main():
     X, y, data_note = mnist_shaped(np.random.default_rng(0))
     ratios, report = mnist_point(X, y, data_note, threads, rounds, warm_up)
     report += step_breakdown(X, y, epochs=1 if ARGS.quick else 3)
+    report += product_kernels(repeats=100 if ARGS.quick else 400)
     grid_ratios = {}
     if torch is not None:
         grid_ratios, lines = grid(X[:grid_n], y[:grid_n], grid_rounds, warm_up)

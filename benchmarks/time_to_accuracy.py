@@ -1,4 +1,4 @@
-"""Time to 98.4% MNIST test accuracy: mlp-manual against the same recipe in PyTorch eager.
+"""Time to 98.4% MNIST test accuracy: mlp-manual against the same recipe in PyTorch eager and JAX.
 
     python benchmarks/time_to_accuracy.py --data-dir DIR   # 5 rounds, seeds 0-4 (or set MLP_MANUAL_DATA)
     python benchmarks/time_to_accuracy.py --quick                            # 2 rounds, no CLI run
@@ -8,8 +8,8 @@ Each run is a fresh Python process, started the way a user starts one, and is ti
 launch: imports, reading the IDX files, preprocessing, building the model, training, and the
 test set evaluated after every epoch. The time to the target is the moment the first epoch whose
 test accuracy reaches it has been evaluated; the total is the moment the process has exited.
-In round r both libraries train with seed r, one after the other (who goes first alternates);
-ratios are taken between the two runs of one round and reported as the median (lowest-highest).
+In round r every library trains with seed r, one after the other (who goes first rotates);
+ratios are taken between the runs of one round and reported as the median (lowest-highest).
 
 The PyTorch run is the same recipe written the usual PyTorch way: the IDX files read with gzip
 and numpy, nn.Linear layers initialised with the config's scheme (its own draws from
@@ -17,6 +17,13 @@ torch.manual_seed), the torch.optim optimizer with the same hyperparameters (wei
 weight matrices only, as mlp-manual does), the warmup-cosine schedule per step through LambdaLR,
 torch.randperm batches of the same size, float32, and the same thread count through
 torch.set_num_threads and the BLAS environment variables. Without torch it is skipped.
+
+The JAX run is the same recipe written the usual JAX way (``run_jax``): the same arrays, the
+weights drawn by numpy with the config's scheme, a pure loss, ``jax.grad``, the optimizer's
+update written as array expressions (as mlp-manual computes it), and the whole step with the
+batch's gather under one ``jax.jit`` called per batch; its compilations count in its time. XLA
+runs on its own thread pool: with --threads 1 it is held to one thread through XLA_FLAGS.
+Without jax it is skipped.
 
 The floor is the training steps' matrix products alone (bench_train's MatmulsOnly: 3 forward,
 3 weight gradients, 2 input gradients per step) for the same number of steps in numpy, timed in
@@ -48,11 +55,13 @@ def parse_args():
     p.add_argument("--config", default=str(ROOT / "configs" / "mnist_fast.yaml"), help="the recipe")
     p.add_argument("--target", type=float, default=0.984, help="test accuracy to reach (default 0.984)")
     p.add_argument("--rounds", type=int, help="rounds, seeds 0..rounds-1 (default 5, --quick 2)")
-    p.add_argument("--threads", type=int, default=2, help="threads for both libraries (default 2)")
+    p.add_argument("--threads", type=int, default=2, help="threads for every library (default 2)")
+    p.add_argument("--isa", choices=("as-set", "native", "avx2"), default="as-set",
+                   help="what every library may use of the CPU, as bench_train's --isa (default as-set)")
     p.add_argument("--data-dir", help="the data directory holding mnist/ (default: $MLP_MANUAL_DATA)")
     p.add_argument("--quick", action="store_true", help="2 rounds and no mlp-train reference run")
     p.add_argument("--out", default=str(RESULTS), help="the JSON results file")
-    p.add_argument("--child", choices=("mlp-manual", "pytorch"), help=argparse.SUPPRESS)
+    p.add_argument("--child", choices=("mlp-manual", "pytorch", "jax"), help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)  # of a child
     p.add_argument("--launched", type=float, help=argparse.SUPPRESS)  # time.time() when the parent started it
     p.add_argument("--recipe", help=argparse.SUPPRESS)  # the resolved config as JSON, for the PyTorch child
@@ -176,15 +185,18 @@ def lr_factor(recipe, steps_per_epoch):
     return factor
 
 
-def run_pytorch(args, clock):
-    import numpy as np
-    import torch
-    torch.set_num_threads(args.threads)
-    F = torch.nn.functional
-    clock.mark("imported")
+def read_recipe(args, side):
+    """The resolved config the parent wrote, checked to be one the ``side`` translates."""
     recipe = json.loads(Path(args.recipe).read_text())
     if recipe["loss"] != "softmax_cross_entropy" or recipe["dtype"] != "float32":
-        raise SystemExit("the PyTorch side translates float32 softmax cross-entropy recipes only")
+        raise SystemExit(f"the {side} side translates float32 softmax cross-entropy recipes only")
+    return recipe
+
+
+def mnist_arrays(recipe):
+    """X_train (M, D) float32, y_train (M,) int64, X_test, y_test read from the recipe's IDX files
+    with gzip and numpy and preprocessed as the recipe says (statistics of the training images)."""
+    import numpy as np
     folder = Path(recipe["data"]["data_dir"]) / recipe["data"]["name"]
     files = {p.name.split(".")[0]: p for p in folder.iterdir()}
     X = {part: read_idx(files[f"{prefix}-images-idx3-ubyte"]).astype(np.float32)
@@ -196,16 +208,31 @@ def run_pytorch(args, clock):
         mean, std = X["train"].mean(0), X["train"].std(0)
         std[std == 0] = 1.0
         X = {k: (v - mean) / std for k, v in X.items()}
-    X_train, X_test = torch.from_numpy(X["train"]), torch.from_numpy(X["test"])
-    y_train = torch.from_numpy(read_idx(files["train-labels-idx1-ubyte"]).astype(np.int64))
-    y_test = torch.from_numpy(read_idx(files["t10k-labels-idx1-ubyte"]).astype(np.int64))
+    y = {part: read_idx(files[f"{prefix}-labels-idx1-ubyte"]).astype(np.int64)
+         for part, prefix in (("train", "train"), ("test", "t10k"))}
+    return X["train"], y["train"], X["test"], y["test"]
+
+
+def batch_bounds(n, batch):
+    """(start, stop) of each batch; as mlp-manual, a last batch of one row joins the one before."""
+    bounds = [(lo, min(lo + batch, n)) for lo in range(0, n, batch)]
+    if len(bounds) > 1 and bounds[-1][1] - bounds[-1][0] == 1:
+        bounds[-2:] = [(bounds[-2][0], n)]
+    return bounds
+
+
+def run_pytorch(args, clock):
+    import torch
+    torch.set_num_threads(args.threads)
+    F = torch.nn.functional
+    clock.mark("imported")
+    recipe = read_recipe(args, "PyTorch")
+    X_train, y_train, X_test, y_test = map(torch.from_numpy, mnist_arrays(recipe))
     torch.manual_seed(args.seed)
     net = torch_layers(recipe, X_train.shape[1], int(y_train.max()) + 1)
     opt = torch_optimizer(recipe, net)
     n, batch = len(X_train), recipe["training"]["batch_size"]
-    bounds = [(lo, min(lo + batch, n)) for lo in range(0, n, batch)]
-    if len(bounds) > 1 and bounds[-1][1] - bounds[-1][0] == 1:  # as mlp-manual: no batch of one row
-        bounds[-2:] = [(bounds[-2][0], n)]
+    bounds = batch_bounds(n, batch)
     schedule = torch.optim.lr_scheduler.LambdaLR(opt, lr_factor(recipe, len(bounds)))
     clock.mark("ready")
     for _ in range(recipe["training"]["epochs"]):
@@ -226,11 +253,127 @@ def run_pytorch(args, clock):
     clock.report()
 
 
+def jax_weight(init, rng, fan_in, fan_out):
+    """A (fan_in, fan_out) float32 weight matrix drawn by numpy with the recipe's scheme."""
+    import numpy as np
+    aliases = {"kaiming_uniform": "he_uniform", "kaiming_normal": "he_normal",
+               "xavier_uniform": "glorot_uniform", "xavier_normal": "glorot_normal"}
+    family, _, kind = aliases.get(init, init).partition("_")
+    fan = fan_in + fan_out if family == "glorot" else fan_in
+    gain = {"he": 2.0, "lecun": 1.0, "glorot": 2.0}[family]  # the variance is gain / fan
+    if kind == "uniform":
+        a = math.sqrt(3 * gain / fan)
+        return rng.uniform(-a, a, (fan_in, fan_out)).astype(np.float32)
+    return (rng.standard_normal((fan_in, fan_out)) * math.sqrt(gain / fan)).astype(np.float32)
+
+
+def run_jax(args, clock):
+    """The recipe written the usual JAX way: a pure loss of (params, X, y), ``jax.grad`` of it,
+    the optimizer's update as array expressions, and the whole step (the batch's gather
+    included) under one ``jax.jit``, called once per batch from Python."""
+    import numpy as np
+    import jax
+    import jax.numpy as jnp
+    clock.mark("imported")
+    recipe = read_recipe(args, "JAX")
+    X_train, y_train, X_test, y_test = mnist_arrays(recipe)
+    activations = {"relu": jax.nn.relu, "tanh": jnp.tanh, "sigmoid": jax.nn.sigmoid, "identity": lambda h: h}
+    rng, n_out, width = np.random.default_rng(args.seed), int(y_train.max()) + 1, X_train.shape[1]
+    params, kinds = [], []  # params: (W, b) of each linear layer; kinds: the layers in order
+    for spec in recipe["model"]["layers"]:
+        if spec["type"] == "linear":
+            units = spec.get("units") or n_out
+            W = jax_weight(spec.get("init") or recipe["model"]["init"], rng, width, units)
+            params.append((jnp.asarray(W), jnp.zeros(units, jnp.float32)))
+            kinds.append("linear")
+            width = units
+        elif spec["type"] in activations:
+            kinds.append(spec["type"])
+        else:
+            raise SystemExit(f"the JAX side does not translate layer type {spec['type']!r}")
+
+    def forward(params, X):
+        h, i = X, 0
+        for kind in kinds:
+            if kind == "linear":
+                h, i = h @ params[i][0] + params[i][1], i + 1
+            else:
+                h = activations[kind](h)
+        return h
+
+    def loss(params, X, y):
+        return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(forward(params, X)), y[:, None], axis=1))
+
+    o = recipe["optimizer"]
+    if o["name"] not in ("sgd", "adam", "adamw"):
+        raise SystemExit(f"the JAX side does not translate optimizer {o['name']!r}")
+    decay = [(o["weight_decay"], 0.0)] * len(params)  # (on W, on b): weight matrices only
+
+    def update(params, state, grads, lr, t):
+        """One step of the recipe's optimizer: (params, state) -> (params, state)."""
+        new_params, new_state = [], []
+        for (p_pair, s_pair, g_pair, wd_pair) in zip(params, state, grads, decay):
+            ps, ss = [], []
+            for p, s, g, wd in zip(p_pair, s_pair, g_pair, wd_pair):
+                if o["name"] == "sgd":
+                    g = g + wd * p  # L2
+                    v = o["momentum"] * s + g
+                    p = p - lr * ((g + o["momentum"] * v) if o["nesterov"] else v)
+                    ps.append(p)
+                    ss.append(v)
+                    continue
+                if o["name"] == "adamw":
+                    p = p - lr * wd * p  # decoupled
+                else:
+                    g = g + wd * p  # L2
+                m, v = s
+                m = o["beta1"] * m + (1 - o["beta1"]) * g
+                v = o["beta2"] * v + (1 - o["beta2"]) * g * g
+                step = lr / (1 - o["beta1"] ** t)
+                ps.append(p - step * m / (jnp.sqrt(v / (1 - o["beta2"] ** t)) + o["eps"]))
+                ss.append((m, v))
+            new_params.append(tuple(ps))
+            new_state.append(tuple(ss))
+        return new_params, new_state
+
+    zeros = jnp.zeros_like
+    state = [tuple(zeros(p) if o["name"] == "sgd" else (zeros(p), zeros(p)) for p in pair) for pair in params]
+
+    @jax.jit
+    def train_step(params, state, X, y, idx, lr, t):
+        grads = jax.grad(loss)(params, X[idx], y[idx])
+        return update(params, state, grads, lr, t)
+
+    @jax.jit
+    def test_metrics(params, X, y):
+        logits = forward(params, X)
+        nll = -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(logits), y[:, None], axis=1))
+        return nll, jnp.mean(jnp.argmax(logits, axis=1) == y)  # the loss too, as mlp-manual's evaluate
+
+    X_train, y_train = jnp.asarray(X_train), jnp.asarray(y_train.astype(np.int32))
+    X_test, y_test = jnp.asarray(X_test), jnp.asarray(y_test.astype(np.int32))
+    n, batch = len(X_train), recipe["training"]["batch_size"]
+    bounds = batch_bounds(n, batch)
+    factor, base = lr_factor(recipe, len(bounds)), o["lr"]
+    order_rng = np.random.default_rng(args.seed + 1)
+    clock.mark("ready")
+    step = 0
+    for _ in range(recipe["training"]["epochs"]):
+        order = order_rng.permutation(n).astype(np.int32)
+        for lo, hi in bounds:
+            step += 1
+            params, state = train_step(params, state, X_train, y_train, order[lo:hi],
+                                       np.float32(base * factor(step - 1)), np.float32(step))
+        clock.epoch(float(test_metrics(params, X_test, y_test)[1]))
+    clock.report()
+
+
 # ---------------------------------------------------------------- the parent: rounds, floor, report
 
-def import_bench_train(threads):
-    """bench_train reads its options when imported: give it ours, not this script's."""
-    argv, sys.argv = sys.argv, [str(HERE / "bench_train.py"), "--threads", str(threads)]
+def import_bench_train(threads, isa="as-set"):
+    """bench_train reads its options when imported: give it ours, not this script's. It sets the
+    ``isa`` settings in this process's environment, which the runs' processes inherit."""
+    argv, sys.argv = sys.argv, [str(HERE / "bench_train.py"), "--threads", str(threads), "--isa", isa]
     try:
         sys.path.insert(0, str(HERE))
         import bench_train
@@ -241,7 +384,11 @@ def import_bench_train(threads):
 
 def child_env(threads):
     path = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    return {**os.environ, **{v: str(threads) for v in BLAS_VARS}, "PYTHONPATH": path}
+    env = {**os.environ, **{v: str(threads) for v in BLAS_VARS}, "PYTHONPATH": path}
+    if threads == 1:  # XLA's CPU backend: one thread for its kernels and its Eigen pool
+        env["XLA_FLAGS"] = " ".join(filter(None, [os.environ.get("XLA_FLAGS"), "--xla_cpu_multi_thread_eigen=false",
+                                                  "intra_op_parallelism_threads=1"]))
+    return env
 
 
 def run_child(args, name, seed, recipe_path):
@@ -310,11 +457,11 @@ def main():
         os.environ[var] = str(args.threads)  # before numpy loads its BLAS
     if args.child:
         clock = Clock(args.launched)
-        (run_mlp_manual if args.child == "mlp-manual" else run_pytorch)(args, clock)
+        {"mlp-manual": run_mlp_manual, "pytorch": run_pytorch, "jax": run_jax}[args.child](args, clock)
         return
     args.data_dir = args.data_dir or os.environ.get("MLP_MANUAL_DATA")
     rounds = args.rounds or (2 if args.quick else 5)
-    bt = import_bench_train(args.threads)
+    bt = import_bench_train(args.threads, args.isa)
     if bt.threadpoolctl:
         bt.threadpoolctl.threadpool_limits(args.threads)
     if bt.torch is not None:
@@ -324,14 +471,14 @@ def main():
     recipe = dataclasses.asdict(cfg)
     if not recipe["data"]["data_dir"]:
         raise SystemExit("give the data directory: --data-dir DIR or $MLP_MANUAL_DATA")
-    names = ["mlp-manual"] + (["pytorch"] if bt.torch is not None else [])
+    names = ["mlp-manual"] + [name for name, lib in (("pytorch", bt.torch), ("jax", bt.jax)) if lib is not None]
     load_before, peak_before = os.getloadavg(), bt.matmul_peak()
     runs, floors = {n: [] for n in names}, []
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(recipe, f)
     try:
         for seed in range(rounds):
-            for name in names if seed % 2 == 0 else names[::-1]:
+            for name in names[seed % len(names):] + names[:seed % len(names)]:  # who goes first rotates
                 runs[name].append(run_child(args, name, seed, f.name))
                 r = runs[name][-1]
                 print(f"round {seed + 1}/{rounds} {name:10s} " + " ".join(f"{e['test_acc']:.4f}" for e in r["epochs"])
@@ -345,7 +492,7 @@ def main():
 
 def report(args, bt, cfg, runs, floors, cli, load_before, peak_before):
     peak_after, load_after = bt.matmul_peak(), os.getloadavg()
-    label = {"mlp-manual": "mlp-manual", "pytorch": "PyTorch eager"}
+    label = {"mlp-manual": "mlp-manual", "pytorch": "PyTorch eager", "jax": "JAX jit step"}
     rows = []
     for name, rs in runs.items():
         finals = [r["epochs"][-1]["test_acc"] for r in rs]
@@ -364,13 +511,14 @@ def report(args, bt, cfg, runs, floors, cli, load_before, peak_before):
               "Times: median (lowest-highest) in seconds."), ""]
     lines += bt.table([f"run ({cfg.training.epochs} epochs)", f"time to {args.target:.1%}", "total",
                        "epoch reached, per seed", "final test acc, mean (range)", "imports", "data and model"], rows)
-    ratios = {}
-    if "pytorch" in runs:
-        ratios["to_target"], to_target = ratio_text(bt, runs, "mlp-manual", "pytorch", "to_target")
-        ratios["total"], total = ratio_text(bt, runs, "mlp-manual", "pytorch", "total")
-        lines += ["", f"- mlp-manual / PyTorch eager, paired per round: time to target {to_target}, total {total}"]
-    else:
-        lines += ["", "- PyTorch is not installed: skipped, mlp-manual alone"]
+    ratios, lines = {}, lines + [""]
+    for name, key in (("pytorch", ""), ("jax", "jax_")):
+        if name in runs:
+            ratios[key + "to_target"], to_target = ratio_text(bt, runs, "mlp-manual", name, "to_target")
+            ratios[key + "total"], total = ratio_text(bt, runs, "mlp-manual", name, "total")
+            lines.append(f"- mlp-manual / {label[name]}, paired per round: time to target {to_target}, total {total}")
+        else:
+            lines.append(f"- {label[name].split()[0]} is not installed: skipped")
     if floors[0] is not None:
         paired = [r["total"] / s for r, s in zip(runs["mlp-manual"], floors)]
         ratios["floor"] = (statistics.median(paired), min(paired), max(paired))
