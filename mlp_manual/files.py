@@ -121,6 +121,17 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> None:
         tmp.write_bytes(data)
 
 
+def append_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Append ``data`` to ``path``, not atomically: for a file that is also rewritten whole
+    (``write_bytes``) at the points that must be consistent, such as a run's TensorBoard events.
+    A failure of the machine raises MachineError naming ``path``."""
+    try:
+        with open(path, "ab") as f:
+            f.write(data)
+    except OSError as e:
+        raise machine_error(e, path) from None
+
+
 def write_json(path: str | os.PathLike, obj) -> None:
     """Write ``obj`` as indented JSON to ``path`` atomically."""
     write_text(path, json.dumps(obj, indent=2, sort_keys=False) + "\n")

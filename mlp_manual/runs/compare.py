@@ -9,12 +9,13 @@ from ..datasets.load import dataset_label
 from ..errors import ConfigError
 
 
-def _flatten(d, prefix=""):
+def flatten(d: dict, prefix: str = "") -> dict:
+    """A nested config dict as {dotted key: value}, the keys as ``--set`` names them."""
     out = {}
     for k, v in d.items():
         key = f"{prefix}{k}"
         if isinstance(v, dict):
-            out.update(_flatten(v, key + "."))
+            out.update(flatten(v, key + "."))
         else:
             out[key] = v
     return out
@@ -29,7 +30,7 @@ def read_configs(run_dirs: list[Path]) -> list[dict]:
             raw = read_yaml(path) if path.is_file() else {}
         except ConfigError:
             raw = {}
-        configs.append(_flatten(raw if isinstance(raw, dict) else {}))
+        configs.append(flatten(raw if isinstance(raw, dict) else {}))
     return configs
 
 
@@ -84,7 +85,7 @@ def run_legend(run_dirs: list[Path]) -> tuple[list[str], str | None]:
 def compact(value) -> str:
     """A config value in a few words: a layer spec as its type and width (``linear 64``), a list
     of them in brackets, anything else as YAML would write it."""
-    if isinstance(value, list):
+    if isinstance(value, (list, tuple)):
         return "[" + ", ".join(compact(v) for v in value) + "]"
     if isinstance(value, dict) and "type" in value:
         width = value.get("units", value.get("dim", value.get("p")))

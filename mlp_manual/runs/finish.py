@@ -21,6 +21,7 @@ from .model_info import ModelInfo
 from .interruptions import signals_held
 from .regression_plots import write_regression_plots
 from .run_warnings import collect_warnings
+from .tensorboard import RunEvents
 
 # Rows per chunk when the decision boundary's grid (90,000 points) is predicted. A 2-feature model
 # is usually narrow, and a product as small as 256 x 32 x 32 stays on one BLAS thread; at the
@@ -120,10 +121,12 @@ def write_class_plots(exp: Experiment, run_dir: Path) -> None:
 
 
 def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, started: float, echo,
-           warned: list[TrainingWarning], reason: str | None = None, learning: LearningCheck | None = None) -> dict:
-    """Write model.npz, metrics.csv, plots and summary.json for a run in any final state;
-    ``warned`` holds the TrainingWarnings the run raised. With ``learning``, warn first when the
-    weights the run keeps have not learned."""
+           warned: list[TrainingWarning], reason: str | None = None, learning: LearningCheck | None = None,
+           events: RunEvents | None = None) -> dict:
+    """Write model.npz, metrics.csv, the TensorBoard events (through the run's ``events`` when
+    given), plots and summary.json for a run in any final state; ``warned`` holds the
+    TrainingWarnings the run raised. With ``learning``, warn first when the weights the run
+    keeps have not learned."""
     cfg, d = exp.cfg, exp.data
     history = trainer.history.columns
     weights = kept_weights(trainer, status)
@@ -152,6 +155,8 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
     if d.X_test is not None and status != "diverged":
         summary["test"] = evaluate(exp.model, exp.loss, d.X_test, d.y_test)
     summary["warnings"] = [{"kind": w.kind, "message": str(w)} for w in warned]
+    (events or RunEvents.of(exp, run_dir)).rewrite(history, trainer.recorder.rows if trainer.recorder else [],
+                                                   status, summary.get("test"))
     failures = PlotFailures()
     write_plots(exp, history, run_dir, stopping.best_epoch, weights["source"] == "best", failures)
     if trainer.recorder and trainer.recorder.rows:

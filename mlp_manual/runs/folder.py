@@ -15,11 +15,12 @@ from pathlib import Path
 from ..errors import ConfigError, ModelFileError, machine_error
 from ..training.trainer import Trainer
 from .run_lock import LOCK_NAME, claim_run_dir
+from .tensorboard import EVENTS_NAME
 
 RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "checkpoint.npz", "loss.png",
              "accuracy.png", "decision_boundary.png", "diagnostics.csv", "grad_norms.png", "update_ratio.png",
              "activations.png", "lr_find.png", "confusion.png", "mistakes.png", "predictions.png", "fit.png",
-             "samples.txt")
+             "samples.txt", EVENTS_NAME)
 
 
 

@@ -35,6 +35,7 @@ from .folder import epochs_done, make_run_dir, refuse_complete
 from .interruptions import ends_named, signal_name, stop_on_signals
 from .run_lock import claim_run_dir
 from .run_warnings import collect_warnings
+from .tensorboard import RunEvents
 from .warm_start import warm_start
 
 
@@ -133,8 +134,11 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
     recorder = Recorder(cfg.diagnostics) if cfg.diagnostics.enabled else None
     learning = LearningCheck(Baseline.measure(exp), cfg.optimizer.lr, exp)  # before any checkpoint is loaded
 
+    events = RunEvents.of(exp, run_dir)
+
     def on_epoch(row):
         echo.epoch(row["epoch"], epoch_line(cfg, row))
+        events.append_epoch(trainer.history.columns, recorder.rows if recorder else [])
         learning.after_epoch(row)
         if watch is not None:
             trainer.halted = watch(row)
@@ -153,6 +157,7 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
         (run_dir / "summary.json").unlink(missing_ok=True)  # stale from here on; written last
         if extended:
             files.write_text(run_dir / "config.yaml", dump_config(cfg))
+    events.rewrite(trainer.history.columns, recorder.rows if recorder else [])
     echo(data_line(exp))
     if ckpt is None:
         echo(exp.model.summary(d.n_features))
@@ -173,12 +178,13 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
             with stop_on_signals(trainer) as request:
                 trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
         except TrainingDiverged as e:
-            finish(exp, trainer, run_dir, "diverged", started, echo, warned, str(e))
+            finish(exp, trainer, run_dir, "diverged", started, echo, warned, str(e), events=events)
             raise
         except TrainingInterrupted as e:
             e.signum = request.signum
             who = "the user (SIGINT)" if e.signum == signal.SIGINT else signal_name(e.signum)
-            finish(exp, trainer, run_dir, "interrupted", started, echo, warned, f"interrupted by {who}")
+            finish(exp, trainer, run_dir, "interrupted", started, echo, warned, f"interrupted by {who}",
+                   events=events)
             raise
     if trainer.stop_requested:  # a signal after the last step: the finished training is saved, resume finishes it
         raise KeyboardInterrupt if request.signum == signal.SIGINT else Terminated(request.signum)
@@ -188,6 +194,6 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
     elif trainer.early_stopping.stopped:
         status, reason = "stopped_early", trainer.early_stopping.stop_message(trainer.history.last())
         echo(reason)
-    return finish(exp, trainer, run_dir, status, started, echo, warned, reason, learning)
+    return finish(exp, trainer, run_dir, status, started, echo, warned, reason, learning, events)
 
 

@@ -1,0 +1,277 @@
+"""A run's history as a TensorBoard event file, ``events.out.tfevents.mlp-manual`` in the run
+folder, so that ``tensorboard --logdir runs/`` draws and compares any set of runs (sweep trials
+included). Written in plain Python: neither TensorFlow nor TensorBoard is needed to write it.
+
+What the file holds:
+
+- every metrics.csv column but ``epoch`` and ``seconds`` (``train_loss``, ``val_acc``, ``lr``,
+  ...) as a scalar of the same name, with the epoch as its step;
+- at the last epoch, the test metrics as ``test_loss``, ``test_acc`` (``test_r2``, ...);
+- with diagnostics on, each parameter's gradient norm as ``grad_norm/layers.<i>.<key>``, with
+  the optimizer step it was recorded at (counted from 1) as its step;
+- for TensorBoard's HPARAMS tab, the run's whole config (dotted keys, as ``--set`` names them)
+  as its hyperparameters, and at the end its status: success (completed, stopped early),
+  failure (diverged) or unknown (interrupted, pruned).
+
+The file is rewritten whole, atomically, when a run starts or resumes and when it ends; in
+between, the epochs' records are appended as epochs end (at most once a second), so that
+TensorBoard shows a run while it trains. The appended bytes are those the next rewrite writes
+at the same place.
+
+The format. An event file is a sequence of records, each framed as TFRecord frames them: the
+data's length (8 bytes, little-endian), a masked CRC-32C of those 8 bytes, the data, a masked
+CRC-32C of the data. Each record's data is one ``Event`` protocol buffer; the fields used here,
+with their numbers (tensorflow/core/util/event.proto, summary.proto, and TensorBoard's
+plugins/hparams/plugin_data.proto)::
+
+    Event            { double wall_time = 1; int64 step = 2; string file_version = 3; Summary summary = 5; }
+    Summary          { repeated Value value = 1; }
+    Value            { string tag = 1; float simple_value = 2; TensorProto tensor = 8;
+                       SummaryMetadata metadata = 9; }
+    SummaryMetadata  { PluginData plugin_data = 1; }
+    PluginData       { string plugin_name = 1; bytes content = 2; }
+    HParamsPluginData { int32 version = 1; SessionStartInfo session_start_info = 3; SessionEndInfo session_end_info = 4; }
+    SessionStartInfo { map<string, google.protobuf.Value> hparams = 1; double start_time_secs = 5; }
+    SessionEndInfo   { Status status = 1; double end_time_secs = 2; }
+    google.protobuf.Value { double number_value = 2; string string_value = 3; bool bool_value = 4; }
+"""
+
+import dataclasses
+import struct
+import time
+from pathlib import Path
+
+from .. import files
+from ..errors import MachineError
+from ..training.trainer import batch_bounds
+from .compare import compact, flatten
+
+EVENTS_NAME = "events.out.tfevents.mlp-manual"
+APPEND_SECONDS = 1.0  # at most one append a second
+
+# ---------------------------------------------------------------- protocol buffers, by hand
+# A field is its key, varint(number << 3 | wire type), then its value: wire type 0 a varint,
+# 1 eight bytes (double), 2 a varint length and that many bytes (string, bytes, message),
+# 5 four bytes (float).
+
+
+def varint(n: int) -> bytes:
+    """An unsigned varint; a negative int64 as its 64-bit two's complement (ten bytes)."""
+    if 0 <= n < 0x80:
+        return SMALL_VARINTS[n]
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        if n:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+SMALL_VARINTS = [bytes((n,)) for n in range(0x80)]
+
+
+def field_varint(number: int, n: int) -> bytes:
+    return varint(number << 3) + varint(n)
+
+
+def field_double(number: int, x: float) -> bytes:
+    return varint(number << 3 | 1) + struct.pack("<d", x)
+
+
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def field_float(number: int, x: float) -> bytes:
+    """A float field; a finite value beyond float32's range becomes an infinity of its sign."""
+    if abs(x) > FLOAT32_MAX and abs(x) != float("inf") and x == x:
+        x = float("inf") if x > 0 else float("-inf")
+    return varint(number << 3 | 5) + struct.pack("<f", x)
+
+
+def field_bytes(number: int, data: bytes | str) -> bytes:
+    data = data.encode() if isinstance(data, str) else data
+    return varint(number << 3 | 2) + varint(len(data)) + data
+
+
+# ---------------------------------------------------------------- TFRecord framing
+
+def _crc32c_table() -> list[int]:
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1  # the Castagnoli polynomial, reflected
+        table.append(c)
+    return table
+
+
+CRC32C_TABLE = _crc32c_table()
+
+
+def crc32c(data: bytes) -> int:
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc = CRC32C_TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
+def masked_crc(data: bytes) -> int:
+    """TFRecord's checksum: CRC-32C rotated right by 15 bits, plus a constant."""
+    crc = crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def record(data: bytes) -> bytes:
+    length = struct.pack("<Q", len(data))
+    return length + struct.pack("<I", masked_crc(length)) + data + struct.pack("<I", masked_crc(data))
+
+
+# ---------------------------------------------------------------- events
+
+def event(wall_time: float, step: int, summary: bytes = b"", file_version: str | None = None) -> bytes:
+    """One framed Event: a summary (a serialized Summary), or the file's version line."""
+    body = field_double(1, wall_time) + field_varint(2, step)
+    body += field_bytes(3, file_version) if file_version is not None else field_bytes(5, summary)
+    return record(body)
+
+
+def scalars(values: dict[str, float]) -> bytes:
+    """A Summary of one scalar per tag; a missing or non-numeric value is left out."""
+    return b"".join(field_bytes(1, field_bytes(1, tag) + field_float(2, float(v))) for tag, v in values.items()
+                    if isinstance(v, (int, float)) and not isinstance(v, bool))
+
+
+HPARAMS_PLUGIN = "hparams"
+# DT_FLOAT of shape [0]: the tensor TensorBoard's own hparams writer attaches
+NULL_TENSOR = field_varint(1, 1) + field_bytes(2, field_bytes(2, b""))
+
+
+def hparams_summary(tag: str, plugin_data: bytes) -> bytes:
+    """A Summary holding HParamsPluginData (version 0) under ``tag``."""
+    content = field_varint(1, 0) + plugin_data
+    metadata = field_bytes(1, field_bytes(1, HPARAMS_PLUGIN) + field_bytes(2, content))
+    return field_bytes(1, field_bytes(1, tag) + field_bytes(9, metadata) + field_bytes(8, NULL_TENSOR))
+
+
+def protobuf_value(v) -> bytes:
+    """A google.protobuf.Value: a bool, a number, or anything else in words (``compact``)."""
+    if isinstance(v, bool):
+        return field_varint(4, int(v))
+    if isinstance(v, (int, float)):
+        return field_double(2, float(v))
+    return field_bytes(3, compact(v))
+
+
+def session_start(hparams: dict, start_time: float) -> bytes:
+    entries = b"".join(field_bytes(1, field_bytes(1, k) + field_bytes(2, protobuf_value(v)))
+                       for k, v in sorted(hparams.items()) if v is not None)
+    return hparams_summary("_hparams_/session_start_info", field_bytes(3, entries + field_double(5, start_time)))
+
+
+# TensorBoard's hparams Status: a run's status in summary.json -> STATUS_SUCCESS 1, FAILURE 2, UNKNOWN 0
+END_STATUS = {"completed": 1, "stopped_early": 1, "diverged": 2}
+
+
+def session_end(status: str, end_time: float) -> bytes:
+    body = field_varint(1, END_STATUS.get(status, 0)) + field_double(2, end_time)
+    return hparams_summary("_hparams_/session_end_info", field_bytes(4, body))
+
+
+# ---------------------------------------------------------------- a run's file
+
+class RunEvents:
+    """The event file of the run in ``run_dir`` with config ``cfg``, whose epochs have
+    ``steps_per_epoch`` optimizer steps. Wall times count from ``start``, the time the run was
+    created (its config.yaml's), plus the history's seconds, so a rewrite repeats them exactly."""
+
+    def __init__(self, run_dir: Path, cfg, steps_per_epoch: int, start: float):
+        self.path = Path(run_dir) / EVENTS_NAME
+        self.cfg, self.steps_per_epoch, self.start = cfg, steps_per_epoch, start
+        self.appending = True  # until an append fails: the rewrite at the end reports a failing disk
+        self.encoded: list[bytes] = []  # each epoch's records as written, index = epoch's row in the history
+        self.rows_read = 0  # diagnostics rows already in ``encoded``
+        self.on_disk = 0  # epochs of ``encoded`` in the file
+        self.elapsed = 0.0  # the seconds of the epochs in ``encoded``
+        self.last_write = time.monotonic()
+
+    @classmethod
+    def of(cls, exp, run_dir: Path) -> "RunEvents":
+        """The event file of the run of Experiment ``exp`` in ``run_dir``."""
+        steps = len(batch_bounds(len(exp.data.X_train), exp.cfg.training.batch_size))
+        try:
+            start = (Path(run_dir) / "config.yaml").stat().st_mtime  # when the run was created
+        except OSError:
+            start = time.time()
+        return cls(run_dir, exp.cfg, steps, start)
+
+    def head(self) -> bytes:
+        hparams = flatten(dataclasses.asdict(self.cfg))
+        return (event(self.start, 0, file_version="brain.Event:2")
+                + event(self.start, 0, session_start(hparams, self.start)))
+
+    def epoch_blocks(self, history: dict, rows: list, first: int, elapsed: float) -> tuple[list[bytes], float]:
+        """The records of each of the history's epochs from index ``first`` on, each epoch with
+        the gradient norms recorded during it (``rows``: a diagnostics Recorder's rows, in the
+        order recorded; those of earlier epochs may be left out), and the seconds of the epochs
+        up to the last (``elapsed``: those before ``first``; summed one epoch at a time, so the
+        wall times are the same however the epochs are encoded)."""
+        norms: dict[int, dict[str, float]] = {}  # optimizer step (from 0) -> {tag: norm}
+        for step, _, tensor, stat, value in rows:
+            if stat == "grad_norm":
+                norms.setdefault(step, {})[f"grad_norm/{tensor}"] = value
+        blocks = []
+        for i in range(first, len(history.get("epoch", []))):
+            epoch = int(history["epoch"][i])
+            elapsed += history["seconds"][i]
+            wall = self.start + elapsed
+            values = {k: v[i] for k, v in history.items() if k not in ("epoch", "seconds")}
+            block = [event(wall, epoch, scalars(values))]
+            for step in sorted(s for s in norms if (s // self.steps_per_epoch) + 1 == epoch):
+                block.append(event(wall, step + 1, scalars(norms[step])))
+            blocks.append(b"".join(block))
+        return blocks, elapsed
+
+    def epoch_records(self, history: dict, rows: list) -> list[bytes]:
+        """Each epoch's records; those encoded before are kept (during a run the history and
+        the diagnostics rows only grow), and only the rows not yet read are read."""
+        epochs = history.get("epoch", [])
+        if len(self.encoded) > len(epochs):  # another history: start again
+            self.encoded, self.rows_read, self.on_disk, self.elapsed = [], 0, 0, 0.0
+        last_step = int(epochs[-1]) * self.steps_per_epoch if epochs else 0  # steps before the next epoch
+        new = rows[self.rows_read:]
+        ready = next((k for k, r in enumerate(new) if r[0] >= last_step), len(new))  # rows of later epochs wait
+        blocks, self.elapsed = self.epoch_blocks(history, new[:ready], len(self.encoded), self.elapsed)
+        self.encoded += blocks
+        self.rows_read += ready
+        return self.encoded
+
+    def end(self, history: dict, status: str, test: dict | None) -> bytes:
+        last = int(history["epoch"][-1]) if history.get("epoch") else 0
+        wall = self.start + sum(history.get("seconds", []))
+        tail = event(wall, last, scalars({f"test_{k}": v for k, v in test.items()})) if test else b""
+        return tail + event(wall, last, session_end(status, wall))
+
+    def rewrite(self, history: dict, rows: list, status: str | None = None, test: dict | None = None) -> None:
+        """Write the whole file: the head, every epoch and, once the run has ended with
+        ``status``, its test metrics and its end."""
+        data = self.head() + b"".join(self.epoch_records(history, rows))
+        files.write_bytes(self.path, data + (self.end(history, status, test) if status else b""))
+        self.appending, self.on_disk, self.last_write = True, len(self.encoded), time.monotonic()
+
+    def append_epoch(self, history: dict, rows: list) -> None:
+        """Add the last epoch of ``history``: its records are appended to the file with those of
+        the epochs before it not yet there, once APPEND_SECONDS have passed since the last
+        write (TensorBoard itself looks for new data every 5 s), so that short epochs cost one
+        write, not one each. Best effort: the run goes on if the file cannot be written (the
+        rewrite at the end names what fails), and appends stop until then."""
+        self.epoch_records(history, rows)
+        if not self.appending or time.monotonic() - self.last_write < APPEND_SECONDS:
+            return
+        try:
+            files.append_bytes(self.path, b"".join(self.encoded[self.on_disk:]))
+            self.on_disk, self.last_write = len(self.encoded), time.monotonic()
+        except (MachineError, OSError):
+            self.appending = False
