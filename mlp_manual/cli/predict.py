@@ -25,22 +25,27 @@ PROGRESS_BYTES = 1 << 20  # inputs larger than this get a progress bar on a term
               help="Write the predictions here (atomically) instead of to standard output.")
 @click.option("--proba", is_flag=True, help="Classification: add one probability column p_<label> per class.")
 @click.option("--delimiter", default=",", show_default=True, help="The input CSV's field separator.")
+@click.option("--keep", "keep", multiple=True, metavar="COLUMN",
+              help="Copy this input column (an ID) into the output, before the predictions: a header name, or "
+                   "an index (0 is the first) for a CSV without a header. Repeatable.")
 @user_errors
 @import_option
-def main(model_path, input_path, output, proba, delimiter):
+def main(model_path, input_path, output, proba, delimiter, keep):
     """Predict with a trained model: apply the preprocessing stored in the model file, run the
     model in evaluation mode, and write a CSV with a header and one row per input row.
 
     A CSV input with a header has its columns matched to the training features by name (other
-    columns, such as the target, are ignored); a CSV without a header, or a .npy array (rows x
-    features, or rows x height x width for an image model), must have the training width.
-    Classification gives the class label in column `prediction` (and `p_<label>` columns with
-    --proba); regression gives `prediction`, or `prediction_<target>` per target.
+    columns, such as the target or an ID, are ignored, or copied first with --keep); a CSV without
+    a header, or a .npy array (rows x features, or rows x height x width for an image model),
+    must have the training width. Classification gives the class label in column `prediction`
+    (and `p_<label>` columns with --proba); regression gives `prediction`, or
+    `prediction_<target>` per target.
 
     \b
     Examples:
       mlp-predict --model runs/iris/model.npz --input new.csv
       mlp-predict --model runs/iris/model.npz --input new.csv --output pred.csv --proba
+      mlp-predict --model runs/churn/model.npz --input customers.csv --keep customer_id
       mlp-predict --model runs/mnist/model.npz --input images.npy --output pred.csv
     """
     if len(delimiter) != 1:
@@ -61,7 +66,7 @@ def main(model_path, input_path, output, proba, delimiter):
             bar = stack.enter_context(click.progressbar(length=size, label="predicting", file=sys.stderr))
             on_progress = (lambda done: bar.update(done - bar.pos))
         try:
-            rows = predict_file(predictor, input_path, out, proba, delimiter, on_progress=on_progress)
+            rows = predict_file(predictor, input_path, out, proba, delimiter, on_progress=on_progress, keep=keep)
         except BrokenPipeError:  # standard output's reader has gone (| head): nobody wants the rest
             drop_output()
             return

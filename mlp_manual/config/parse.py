@@ -115,7 +115,7 @@ def _build(cls, raw, where: str, source: str):
                               f"got {short_repr(v)}" + did_you_mean(str(v), meta["choices"]))
         if meta.get("check") and v is not None and not meta["check"](v):
             raise ConfigError(f"{source}: {key} must {meta['must']}, got {short_repr(v)}")
-        if meta.get("each"):
+        if meta.get("each") and v is not None:
             try:
                 v = tuple(meta["each"](item, f"{key}[{i}]") for i, item in enumerate(v))
             except ConfigError as e:

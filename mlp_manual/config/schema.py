@@ -8,6 +8,7 @@ naming the key and the file (or ``--set``) for an unknown key, a wrong type or a
 from dataclasses import dataclass, field
 
 from ..datasets.load import LOADERS
+from ..errors import ConfigError, short_repr
 from ..datasets.text import MAX_CONTEXT
 from ..init import init_names
 from ..layers.registry import check_spec
@@ -27,6 +28,13 @@ def _opt(default, *, check=None, must="", choices=None, each=None):
     return field(default=default, metadata={"check": check, "must": must, "choices": choices, "each": each})
 
 
+def column_name(item, key: str):
+    """A CSV column of data.columns or data.drop: a header name, or an index (negative from the end)."""
+    if isinstance(item, bool) or not isinstance(item, (int, str)):
+        raise ConfigError(f"{key} must be a column name or index, got {short_repr(item)}")
+    return item
+
+
 positive = {"check": lambda v: v > 0, "must": "be > 0"}
 non_negative = {"check": lambda v: v >= 0, "must": "be >= 0"}
 fraction = {"check": lambda v: 0 <= v < 1, "must": "be in [0, 1)"}
@@ -44,6 +52,8 @@ class DataConfig:
     val_path: str | None = None  # csv: a validation file of the same layout (instead of val_fraction)
     test_path: str | None = None  # csv: a test file of the same layout (instead of test_fraction)
     target: int | str = -1  # csv: target column, index or header name
+    columns: tuple | None = _opt(None, each=column_name)  # csv: the feature columns, in this order (default: all)
+    drop: tuple = _opt((), each=column_name)  # csv: columns that are not features (an ID column)
     header: bool = True  # csv: the first row holds column names
     delimiter: str = _opt(",", check=lambda v: len(v) == 1, must="be a single character")
     task: str = _opt("classification", choices=("classification", "regression"))  # csv

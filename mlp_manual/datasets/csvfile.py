@@ -6,7 +6,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, did_you_mean
 
 
 class CsvData(NamedTuple):
@@ -18,10 +18,14 @@ class CsvData(NamedTuple):
 
 
 def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = True, delimiter: str = ",",
-             task: str = "classification", every_class: bool = True, key: str | None = None, dtype=np.float64):
-    """Read a numeric CSV; one column is the target.
+             task: str = "classification", every_class: bool = True, key: str | None = None, dtype=np.float64,
+             columns: tuple | None = None, drop: tuple = ()):
+    """Read a numeric CSV; one column is the target, the others (or ``columns`` of them, or all
+    but ``drop``) are the features.
 
     Inputs: target, a column index (negative counts from the end) or, with a header, a name;
+    columns, the feature columns in order (data.columns), and drop, columns that are not
+    features (data.drop), each a name or an index;
     task, "classification" (integer labels 0..C-1, or text labels mapped to 0..C-1 in sorted
     order) or "regression" (numbers); every_class, integer labels must cover 0..max with no gap
     (false for a validation or test file, which may lack a class); key, the config key the path
@@ -71,9 +75,10 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
             raise DataError(f"{name}: target column {target} is out of range for {width} columns")
         t = target % width
     hint = "" if header else " (is the first row a header? set data.header: true)"
-    X = parse_numbers(rows, [k for k in range(width) if k != t], name, "trained on", first_row_hint=hint,
+    features = feature_columns(names, width, t, columns, drop, name)
+    X = parse_numbers(rows, features, name, "trained on", first_row_hint=hint,
                       column_names=names, dtype=dtype, remedy=TRAINING_REMEDY)
-    feature_names = tuple(n for k, n in enumerate(names) if k != t) if names else None
+    feature_names = tuple(names[k] for k in features) if names else None
     target_name = names[t] if names else None
     labels = [r[t].strip() for _, r in rows]
     if task == "regression":
@@ -119,6 +124,49 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
 
 
 TRAINING_REMEDY = "; correct the value, or train in float64 (dtype: float64)"
+
+
+def feature_columns(names: list[str] | None, width: int, target: int, columns: tuple | None, drop: tuple,
+                    name) -> list[int]:
+    """The indices of the feature columns of a file of ``width`` columns (``names``: its header)
+    whose target is column ``target``: ``columns`` in their order, or every column but the target
+    and ``drop``."""
+    if columns is not None and drop:
+        raise DataError(f"{name}: give data.columns (the features) or data.drop (what is not a feature), not both")
+
+    def index(column, key: str) -> int:
+        if isinstance(column, str):
+            if names is None:
+                raise DataError(f"{name}: {key} names column {column!r}, but the file has no header (data.header: "
+                                "false); give its index instead")
+            if column not in names:
+                raise DataError(f"{name}: {key} names no column of the file: {column!r}"
+                                + (did_you_mean(column, names) or f"; columns: {', '.join(names)}"))
+            return names.index(column)
+        if not -width <= column < width:
+            raise DataError(f"{name}: {key} column {column} is out of range for {width} columns")
+        return column % width
+
+    def label(k: int) -> str:
+        return repr(names[k]) if names else f"column {k + 1}"
+
+    if columns is not None:
+        chosen = [index(c, "data.columns") for c in columns]
+        if not chosen:
+            raise DataError(f"{name}: data.columns is empty; name the feature columns, or leave it out for all")
+        twice = next((k for k in chosen if chosen.count(k) > 1), None)
+        if twice is not None:
+            raise DataError(f"{name}: data.columns names {label(twice)} twice")
+        if target in chosen:
+            raise DataError(f"{name}: data.columns holds the target column {label(target)} (data.target)")
+        return chosen
+    dropped = {index(c, "data.drop") for c in drop}
+    if target in dropped:
+        raise DataError(f"{name}: data.drop holds the target column {label(target)} (data.target)")
+    chosen = [k for k in range(width) if k != target and k not in dropped]
+    if not chosen:
+        raise DataError(f"{name}: data.drop leaves no feature column")
+    return chosen
 
 
 def beyond(dtype) -> str:

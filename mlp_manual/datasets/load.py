@@ -50,14 +50,16 @@ class Generated:
 def _csv(cfg: DataConfig, rng: np.random.Generator, dtype=np.float64) -> Dataset:
     if not cfg.path:
         raise DataError("data.path is required for the csv dataset")
-    table = read_csv(cfg.path, cfg.target, cfg.header, cfg.delimiter, cfg.task, key="data.path", dtype=dtype)
+    table = read_csv(cfg.path, cfg.target, cfg.header, cfg.delimiter, cfg.task, key="data.path", dtype=dtype,
+                     columns=cfg.columns, drop=cfg.drop)
     X, y, names = table.X, table.y, table.class_names
     parts = {}
     for part in ("val", "test"):
         path = getattr(cfg, f"{part}_path")
         if path:
             Xp, yp, part_names, _, _ = read_csv(path, cfg.target, cfg.header, cfg.delimiter, cfg.task,
-                                                every_class=False, key=f"data.{part}_path", dtype=dtype)
+                                                every_class=False, key=f"data.{part}_path", dtype=dtype,
+                                                columns=cfg.columns, drop=cfg.drop)
             if Xp.shape[1] != X.shape[1]:
                 raise DataError(f"{path}: has {Xp.shape[1]} feature columns, {cfg.path} has {X.shape[1]}")
             if names is not None:  # text labels: map by the training file's classes

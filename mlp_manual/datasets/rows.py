@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, did_you_mean
 from .csvfile import delimiter_hint, parse_numbers
 
 
@@ -25,13 +25,16 @@ class RowFile:
     the caller to check against the model; a CSV yields (N, D) float64 arrays of finite numbers
     within the dtype's range, its columns in the training order.
     Iterating yields (index of the first row, rows); ``bytes_read`` says how far it got, and
-    ``where`` names a row of the chunk last yielded (and a feature) in a message.
+    ``where`` names a row of the chunk last yielded (and a feature) in a message. ``keep``
+    names CSV columns whose cells are copied, as text, into ``kept`` for each row yielded.
     """
 
     def __init__(self, path: str | os.PathLike, n_features: int | None, feature_names=None, delimiter: str = ",",
-                 chunk_rows: int = 4096, dtype=np.float64):
+                 chunk_rows: int = 4096, dtype=np.float64, keep: tuple = ()):
         self.path, self.name, self.dtype = path, str(path), dtype
         self.n_features, self.feature_names = n_features, feature_names
+        self.keep = tuple(keep)  # columns copied as they are (a name, or an index without a header)
+        self.kept: list[list[str]] = []  # the cells of ``keep`` of each row of the chunk last yielded
         self.delimiter, self.chunk_rows = delimiter, chunk_rows
         if not os.path.isfile(path):
             raise DataError(f"{path}: no such input file")
@@ -41,6 +44,8 @@ class RowFile:
 
     def __iter__(self) -> Iterator[tuple[int, np.ndarray]]:
         if str(self.path).endswith(".npy"):
+            if self.keep:
+                raise DataError(f"{self.name}: a .npy array has no columns to keep (--keep); give a CSV")
             return self._npy_chunks()
         return self._csv_chunks()
 
@@ -79,6 +84,7 @@ class RowFile:
         names = [c.strip() for c in first[1]] if self._is_header(first[1]) else None
         columns = self._columns(names, len(first[1]))
         self._columns_of, self._header = columns, names
+        self._kept_of = [self._kept_column(c, names, len(first[1])) for c in self.keep]
         width = len(first[1])
         chunk, start = [] if names else [first], 0
         for record in records:
@@ -121,6 +127,26 @@ class RowFile:
             raise DataError(f"{self.name}: the header names column {twice!r} more than once")
         return [names.index(f) for f in self.feature_names]
 
+    def _kept_column(self, column, names: list[str] | None, width: int) -> int:
+        """The index of a ``keep`` column: a header name, or an index (0-based, negative from the end)."""
+        if names is not None:
+            if column in names:
+                return names.index(column)
+            raise DataError(f"{self.name}: no column named {column!r} to keep (--keep)"
+                            + (did_you_mean(column, names) or f"; columns: {', '.join(names)}"))
+        try:
+            k = int(column)
+        except ValueError:
+            raise DataError(f"{self.name}: has no header, so --keep takes a column index (0 is the first), "
+                            f"not {column!r}") from None
+        if not -width <= k < width:
+            raise DataError(f"{self.name}: --keep column {k} is out of range for {width} columns")
+        return k % width
+
+    def kept_header(self) -> list[str]:
+        """The output's names of the ``keep`` columns: their header names, or ``column_<index>``."""
+        return [self._header[k] if self._header else f"column_{k}" for k in self._kept_of]
+
     def where(self, row: int, feature: int | None = None) -> str:
         """``new.csv: line 3, column 2 (stem_mm)`` or ``x.npy: row 5, column 1``: row ``row`` of
         the chunk last yielded, and the model's input feature ``feature``, as the file has them."""
@@ -137,5 +163,6 @@ class RowFile:
         for line, cells in records:
             if len(cells) != width:
                 raise DataError(f"{self.name}: line {line} has {len(cells)} columns, expected {width}")
+        self.kept = [[cells[k] for k in self._kept_of] for _, cells in records]
         return parse_numbers(records, columns, self.name, "predicted from", column_names=names, dtype=self.dtype,
                              remedy=", the model's dtype")

@@ -164,18 +164,21 @@ NO_PREPROCESSING = ("this model file carries no description of its preprocessing
 
 
 def predict_file(predictor: Predictor, path, out: TextIO, proba: bool = False, delimiter: str = ",",
-                 chunk_rows: int = 4096, on_progress: Callable[[int], None] | None = None) -> int:
+                 chunk_rows: int = 4096, on_progress: Callable[[int], None] | None = None, keep: tuple = ()) -> int:
     """Predict every row of the CSV or ``.npy`` file ``path`` and write the ``header`` and one CSV
-    row per input row to ``out``, a chunk at a time. ``on_progress(bytes read)`` is called after
-    each chunk. Returns the number of rows written."""
+    row per input row to ``out``, a chunk at a time; the CSV columns ``keep`` (an ID column) come
+    first, copied as they are. ``on_progress(bytes read)`` is called after each chunk. Returns the
+    number of rows written."""
     info = predictor.info
-    rows = RowFile(path, info.n_features, info.feature_names, delimiter, chunk_rows, predictor.model.dtype)
+    rows = RowFile(path, info.n_features, info.feature_names, delimiter, chunk_rows, predictor.model.dtype, keep)
     writer = csv.writer(out, lineterminator="\n")
     written = 0
     for first_row, X in rows:  # the header is written once the first chunk is known to be good
         lines = predictor.csv_rows(X, proba, str(path), first_row, rows.where)
+        if keep:
+            lines = [kept + line for kept, line in zip(rows.kept, lines)]
         if first_row == 0:
-            writer.writerow(predictor.header(proba))
+            writer.writerow((rows.kept_header() if keep else []) + predictor.header(proba))
         writer.writerows(lines)
         written += len(X)
         if on_progress:
