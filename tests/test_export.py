@@ -173,7 +173,7 @@ def test_mlp_export_a_trained_run(tmp_path):
     result = invoke_cli(main, "--model", str(run / "model.npz"))
     assert result.exit_code == 0, result.output
     assert result.output.strip() == (f"wrote {run / 'model.onnx'}: opset 17, input input (N, 2) float32, "
-                                     "outputs logits (N, 2), probabilities (N, 2)")
+                                     "outputs logits (N, 2), probabilities (N, 2), label (N)")
     model = load_model(run / "model.npz")
     X = np.random.default_rng(0).normal(size=(10, 2)).astype(np.float32)
     got = run_onnx(onnx.load(run / "model.onnx"), X)
@@ -228,3 +228,73 @@ def test_a_trained_model_with_standardised_text_label_data_exports_its_whole_inf
     predictor = load_predictor(tmp_path / "run" / "model.npz")
     np.testing.assert_allclose(probabilities, predictor.predict_proba(raw), atol=1e-5)
     assert list(predictor.classes) == ["big", "small"]
+    label = session.run(["label"], {"input": raw})[0]
+    assert label.tolist() == predictor.predict(raw).tolist() and {"big", "small"} == set(label.tolist())
+    metadata = {p.key: json.loads(p.value) for p in onnx.load(tmp_path / "m.onnx").metadata_props if p.key != "loss"}
+    assert metadata["classes"] == ["big", "small"] and metadata["feature_names"] == ["sepal", "petal", "stem"]
+    assert metadata["target_names"] == ["kind"] and metadata["preprocessing"]["kind"] == "standardize"
+    np.testing.assert_array_equal(metadata["preprocessing"]["shift"], predictor.info.preprocessing.shift)
+
+
+def test_the_label_of_a_binary_logit_is_its_class_at_the_larger_probability(rng):
+    model = model_with("tanh", 1, rng)
+    X = raw_inputs(rng)
+    info = ModelInfo("classification", "bce_with_logits", None, None, classes=("no", "yes"))
+    got = run_onnx(export_model(model, info), X)
+    expected = np.where(model_outputs(model, X)[:, 0] > 0, "yes", "no")
+    assert got["label"].tolist() == expected.tolist() and len(set(expected)) == 2
+
+
+def test_integer_class_labels_come_out_as_their_text(rng):
+    model = model_with("relu", 3, rng)
+    info = ModelInfo("classification", "softmax_cross_entropy", None, None, classes=(0, 1, 2))
+    got = run_onnx(export_model(model, info), raw_inputs(rng))
+    assert got["label"].tolist() == [str(i) for i in got["logits"].argmax(axis=1)]
+
+
+SCALERS = ["standard", "minmax", "maxabs", "robust", "two"]
+
+
+def scaler_steps(kind):
+    from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, RobustScaler, StandardScaler
+    return {"standard": [StandardScaler()], "minmax": [MinMaxScaler()], "maxabs": [MaxAbsScaler()],
+            "robust": [RobustScaler()], "two": [MinMaxScaler(), "passthrough", StandardScaler(with_mean=False)]}[kind]
+
+
+@pytest.mark.parametrize("kind", SCALERS)
+def test_a_fitted_pipeline_exports_with_its_scalers_and_labels(kind, tmp_path):
+    pytest.importorskip("sklearn")
+    from sklearn.pipeline import make_pipeline
+
+    from mlp_manual.sklearn import MLPClassifier, to_onnx
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(150, 4)) * [1.0, 10.0, 100.0, 0.1] + [5.0, -50.0, 500.0, 0.0]  # (N, D), unscaled
+    y = np.where(X[:, 0] + X[:, 1] / 10 > 0, "up", "down")
+    pipe = make_pipeline(*scaler_steps(kind), MLPClassifier(epochs=20, random_state=0)).fit(X, y)
+    to_onnx(pipe, tmp_path / "p.onnx")
+    session = ort.InferenceSession(str(tmp_path / "p.onnx"), providers=["CPUExecutionProvider"])
+    label, probabilities = session.run(["label", "probabilities"], {"input": X.astype(np.float32)})
+    assert label.tolist() == pipe.predict(X).tolist()
+    np.testing.assert_allclose(probabilities, pipe.predict_proba(X), atol=1e-5)
+
+
+def test_a_fitted_regressor_exports_its_predictions_and_other_steps_are_refused_by_name(tmp_path):
+    pytest.importorskip("sklearn")
+    from sklearn.decomposition import PCA
+    from sklearn.linear_model import LinearRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from mlp_manual.sklearn import MLPRegressor, to_onnx
+
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(100, 3)) * [1.0, 50.0, 0.01]
+    y = X @ [1.0, 0.02, 100.0]
+    pipe = Pipeline([("scale", StandardScaler()), ("mlp", MLPRegressor(epochs=10, random_state=0))]).fit(X, y)
+    output = run_onnx(to_onnx(pipe), X.astype(np.float32))["output"]
+    np.testing.assert_allclose(output[:, 0], pipe.predict(X), rtol=1e-4, atol=1e-4)
+    with pytest.raises(ExportError, match="pipeline step 'pca' \\(PCA\\) has no ONNX translation"):
+        to_onnx(Pipeline([("pca", PCA(2)), ("mlp", MLPRegressor(epochs=1))]).fit(X, y))
+    with pytest.raises(ExportError, match="LinearRegression is not an mlp-manual estimator"):
+        to_onnx(Pipeline([("scale", StandardScaler()), ("lr", LinearRegression())]).fit(X, y))

@@ -68,6 +68,10 @@ class GraphBuilder:
             raise ExportError(f"the ONNX graph failed ONNX's checker: {str(e).splitlines()[0]}") from None
         return model
 
+    def label_info(self, name: str):
+        """A (N,) tensor of strings."""
+        return helper.make_tensor_value_info(name, TensorProto.STRING, ["N"])
+
     def value_info(self, name: str, width, dtype=None):
         """A (N, width) tensor description; N, and ``width`` when None, are left symbolic."""
         element = ELEMENT_TYPES[np.dtype(dtype or self.dtype)]

@@ -149,19 +149,38 @@ def _preprocess(g: GraphBuilder, x: str, preprocessing: Preprocessing | None) ->
 
 
 def _metadata(info: ModelInfo) -> dict[str, str]:
-    """ONNX metadata: ``loss``, ``feature_names`` as a JSON list, and for a text model its
-    ``vocabulary`` (the characters of indices 1, 2, ...; 0 is the boundary token)."""
+    """ONNX metadata, each value JSON but ``loss``: ``loss``, ``feature_names`` (a list, in input
+    order), ``classes`` (the class labels as in the training data, in probability-column order),
+    ``target_names`` (regression), ``preprocessing`` (what the graph applies to the raw input
+    first: kind, shift and scale), and for a text model its ``vocabulary`` (the characters of
+    indices 1, 2, ...; 0 is the boundary token)."""
     metadata = {"loss": info.loss} if info.loss else {}
     if info.feature_names is not None:
         metadata["feature_names"] = json.dumps(list(info.feature_names))
+    if info.classes is not None:
+        metadata["classes"] = json.dumps(list(info.classes))
+    if info.target_names is not None:
+        metadata["target_names"] = json.dumps(list(info.target_names))
+    if info.preprocessing is not None:
+        metadata["preprocessing"] = json.dumps(info.preprocessing.to_json())
     if info.vocabulary is not None:
         metadata["vocabulary"] = json.dumps(info.vocabulary.to_json())
     return metadata
 
 
+def _labels(g: GraphBuilder, scores: str, classes: tuple) -> str:
+    """label (N,) strings: each row's class label (as text) at the largest of its ``scores``,
+    the first on a tie, as mlp-predict chooses."""
+    index = g.op("ArgMax", scores, name="class_index", axis=1, keepdims=0)  # (N,) int64
+    return g.op("Gather", g.const("class_labels", np.array([str(c) for c in classes], dtype=object), dtype=object),
+                index, name="label", axis=0)
+
+
 def export_model(model: Model, info: ModelInfo | None = None) -> "onnx.ModelProto":
     """The ONNX model of ``model``'s inference path; ``info`` is the checked description of its
-    data that the model file holds (its loss, preprocessing and feature names are used).
+    data that the model file holds (its loss, preprocessing, class labels and feature names are
+    used). Outputs: ``logits``, ``probabilities`` and, with class labels, ``label`` (N,) strings
+    for a classifier; ``output`` for regression.
 
     Raises ExportError naming the first layer that has no ONNX translation.
     """
@@ -182,6 +201,8 @@ def export_model(model: Model, info: ModelInfo | None = None) -> "onnx.ModelProt
         logits = g.op("Identity", x, name="logits")
         probabilities, p_width = PROBABILITIES[target](g, logits)
         outputs = [g.value_info(logits, out_width), g.value_info(probabilities, p_width or out_width)]
+        if info.classes is not None:  # argmax of the logits, or of the two columns of a binary logit
+            outputs.append(g.label_info(_labels(g, probabilities if p_width else logits, info.classes)))
     else:
         outputs = [g.value_info(g.op("Identity", x, name="output"), out_width)]
     doc = "mlp-manual model: " + " -> ".join(repr(layer) for layer in model.layers)

@@ -9,5 +9,6 @@ except ImportError as e:
     raise ImportError('mlp_manual.sklearn needs scikit-learn; install it with: pip install "mlp-manual[sklearn]"') from e
 
 from .estimators import MLPClassifier, MLPRegressor
+from .export import to_onnx
 
-__all__ = ["MLPClassifier", "MLPRegressor"]
+__all__ = ["MLPClassifier", "MLPRegressor", "to_onnx"]

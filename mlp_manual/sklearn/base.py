@@ -204,9 +204,16 @@ class MLPBase(BaseEstimator):
         """Write the fitted model as a model file with the description of its data (task, loss,
         classes, feature names), so that mlp-predict, ``load_predictor`` and mlp-export read it as
         a file mlp-train wrote. The estimator takes its inputs as they are: no preprocessing."""
+        from ..runs.model_file import save_model
+
+        save_model(self.model_, path, info=self.model_info())
+
+    def model_info(self, preprocessing=None, feature_names=None):
+        """The ModelInfo of the fitted model (task, loss, classes, feature names), with the
+        ``preprocessing`` its inputs get first (none by default) and the ``feature_names`` of
+        those inputs (default: the names it was fitted with, if any)."""
         from .. import __version__
         from ..datasets.dataset import Preprocessing
-        from ..runs.model_file import save_model
         from ..runs.model_info import ModelInfo
 
         check_is_fitted(self)
@@ -215,11 +222,10 @@ class MLPBase(BaseEstimator):
             labels = [c.item() if hasattr(c, "item") else c for c in self.classes_]
             integers = all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in labels)
             classes = tuple(labels) if integers else tuple(str(c) for c in labels)
-        names = getattr(self, "feature_names_in_", None)
-        info = ModelInfo("classification" if classes else "regression", self._loss, self.n_features_in_,
-                         Preprocessing(), classes, None if names is None else tuple(map(str, names)),
+        names = getattr(self, "feature_names_in_", None) if feature_names is None else feature_names
+        return ModelInfo("classification" if classes else "regression", self._loss, self.n_features_in_,
+                         preprocessing or Preprocessing(), classes, None if names is None else tuple(map(str, names)),
                          None, None, __version__)
-        save_model(self.model_, path, info=info)
 
     def _record_epoch(self, row: dict) -> None:
         if self._validation is not None:
