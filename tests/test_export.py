@@ -271,7 +271,7 @@ def test_a_fitted_pipeline_exports_with_its_scalers_and_labels(kind, tmp_path):
     rng = np.random.default_rng(4)
     X = rng.normal(size=(150, 4)) * [1.0, 10.0, 100.0, 0.1] + [5.0, -50.0, 500.0, 0.0]  # (N, D), unscaled
     y = np.where(X[:, 0] + X[:, 1] / 10 > 0, "up", "down")
-    pipe = make_pipeline(*scaler_steps(kind), MLPClassifier(epochs=20, random_state=0)).fit(X, y)
+    pipe = make_pipeline(*scaler_steps(kind), MLPClassifier(max_iter=20, random_state=0)).fit(X, y)
     to_onnx(pipe, tmp_path / "p.onnx")
     session = ort.InferenceSession(str(tmp_path / "p.onnx"), providers=["CPUExecutionProvider"])
     label, probabilities = session.run(["label", "probabilities"], {"input": X.astype(np.float32)})
@@ -291,10 +291,10 @@ def test_a_fitted_regressor_exports_its_predictions_and_other_steps_are_refused_
     rng = np.random.default_rng(5)
     X = rng.normal(size=(100, 3)) * [1.0, 50.0, 0.01]
     y = X @ [1.0, 0.02, 100.0]
-    pipe = Pipeline([("scale", StandardScaler()), ("mlp", MLPRegressor(epochs=10, random_state=0))]).fit(X, y)
+    pipe = Pipeline([("scale", StandardScaler()), ("mlp", MLPRegressor(max_iter=10, random_state=0))]).fit(X, y)
     output = run_onnx(to_onnx(pipe), X.astype(np.float32))["output"]
     np.testing.assert_allclose(output[:, 0], pipe.predict(X), rtol=1e-4, atol=1e-4)
     with pytest.raises(ExportError, match="pipeline step 'pca' \\(PCA\\) has no ONNX translation"):
-        to_onnx(Pipeline([("pca", PCA(2)), ("mlp", MLPRegressor(epochs=1))]).fit(X, y))
+        to_onnx(Pipeline([("pca", PCA(2)), ("mlp", MLPRegressor(max_iter=1))]).fit(X, y))
     with pytest.raises(ExportError, match="LinearRegression is not an mlp-manual estimator"):
         to_onnx(Pipeline([("scale", StandardScaler()), ("lr", LinearRegression())]).fit(X, y))

@@ -25,20 +25,34 @@ from ..training.evaluation import model_outputs
 from ..training.experiment import run_generators
 from ..training.trainer import Trainer
 
-# estimator parameter -> the config key it sets; the names and defaults are the config's
+# estimator parameter -> the config key it sets, as it is (the others are translated in _config)
 CONFIG_KEYS = {
-    "init": "model.init",
-    "optimizer": "optimizer.name",
-    "lr": "optimizer.lr",
-    "weight_decay": "optimizer.weight_decay",
-    "batch_size": "training.batch_size",
-    "epochs": "training.epochs",
+    "learning_rate_init": "optimizer.lr",
+    "max_iter": "training.epochs",
     "shuffle": "training.shuffle",
-    "patience": "training.early_stopping.patience",
-    "min_delta": "training.early_stopping.min_delta",
-    "val_fraction": "data.val_fraction",
-    "random_state": "seed",
+    "n_iter_no_change": "training.early_stopping.patience",
+    "tol": "training.early_stopping.min_delta",
+    "init": "model.init",
     "dtype": "dtype",
+}
+# the solvers' own parameters: set only for the solvers that read them
+SOLVER_KEYS = {
+    "sgd": {"momentum": "optimizer.momentum", "nesterovs_momentum": "optimizer.nesterov"},
+    "adam": {"beta_1": "optimizer.beta1", "beta_2": "optimizer.beta2", "epsilon": "optimizer.eps"},
+    "adamw": {"beta_1": "optimizer.beta1", "beta_2": "optimizer.beta2", "epsilon": "optimizer.eps"},
+    "rmsprop": {"epsilon": "optimizer.eps"},
+}
+# scikit-learn's names of things mlp-manual calls otherwise
+ACTIVATIONS = {"logistic": "sigmoid"}
+AUTO_BATCH = 200  # batch_size="auto": min(200, rows), as scikit-learn's
+# parameters of scikit-learn's MLP that have no counterpart here, and why
+NOT_AVAILABLE = {
+    ("solver", "lbfgs"): "solver 'lbfgs' is not available: mlp-manual trains by backpropagation with a "
+                         "mini-batch optimizer: sgd, adam, adamw or rmsprop",
+    ("learning_rate", "invscaling"): "learning_rate 'invscaling' is not available; use 'constant' or one of "
+                                     "mlp-manual's schedules: step, exponential, cosine",
+    ("learning_rate", "adaptive"): "learning_rate 'adaptive' is not available; use 'constant' or one of "
+                                   "mlp-manual's schedules: step, exponential, cosine",
 }
 
 
@@ -65,6 +79,22 @@ def hidden_layers(sizes, activation, normalization, dropout) -> list[dict]:
     return [*specs, {"type": "linear"}]
 
 
+def _rows(X) -> int:
+    """The number of rows of X as given: an array, a DataFrame, a list, anything numpy reads
+    (before validation, which says what is wrong with X); 1 when there is none."""
+    shape = getattr(X, "shape", None)
+    if shape:
+        return int(shape[0])
+    try:
+        return len(X)
+    except TypeError:
+        pass
+    try:
+        return max(1, int(np.shape(X)[0]))
+    except (TypeError, ValueError, IndexError):
+        return 1
+
+
 def _no_checkpoint() -> None:
     """Estimators keep no checkpoints (a module function, unlike a lambda, can be pickled)."""
 
@@ -74,24 +104,33 @@ class MLPBase(BaseEstimator):
 
     _loss: str  # the config's loss name
 
-    def __init__(self, hidden_layer_sizes=(16,), activation="relu", dropout=0.0, normalization=None,
-                 init="he_uniform", optimizer="adam", lr=0.001, weight_decay=0.0, batch_size=32, epochs=100,
-                 shuffle=True, patience=0, min_delta=0.0, val_fraction=0.2, random_state=0, dtype="float32"):
+    def __init__(self, hidden_layer_sizes=(100,), activation="relu", *, solver="adam", alpha=0.0001,
+                 batch_size="auto", learning_rate="constant", learning_rate_init=0.001, max_iter=200, shuffle=True,
+                 random_state=None, tol=1e-4, momentum=0.9, nesterovs_momentum=True, early_stopping=False,
+                 validation_fraction=0.1, beta_1=0.9, beta_2=0.999, epsilon=1e-8, n_iter_no_change=10,
+                 dropout=0.0, normalization=None, init="he_uniform", dtype="float32"):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.activation = activation
+        self.solver = solver
+        self.alpha = alpha
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.learning_rate_init = learning_rate_init
+        self.max_iter = max_iter
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.tol = tol
+        self.momentum = momentum
+        self.nesterovs_momentum = nesterovs_momentum
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        self.n_iter_no_change = n_iter_no_change
         self.dropout = dropout
         self.normalization = normalization
         self.init = init
-        self.optimizer = optimizer
-        self.lr = lr
-        self.weight_decay = weight_decay
-        self.batch_size = batch_size
-        self.epochs = epochs
-        self.shuffle = shuffle
-        self.patience = patience
-        self.min_delta = min_delta
-        self.val_fraction = val_fraction
-        self.random_state = random_state
         self.dtype = dtype
 
     # subclasses say how targets are checked and encoded, how wide the output is, how a
@@ -111,13 +150,39 @@ class MLPBase(BaseEstimator):
             return self.random_state
         return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
 
-    def _config(self) -> Config:
-        """The validated Config these parameters describe; a bad value raises ConfigError (a
-        ValueError) naming the parameter."""
+    def _batch(self, n_rows: int):
+        """``batch_size`` as rows: "auto" is min(200, rows), as in scikit-learn."""
+        return min(AUTO_BATCH, n_rows) if isinstance(self.batch_size, str) and self.batch_size == "auto" \
+            else _plain(self.batch_size)
+
+    def _config(self, n_rows: int) -> Config:
+        """The validated Config these parameters describe for a fit on ``n_rows`` rows; a bad
+        value raises ConfigError (a ValueError) naming the parameter.
+
+        scikit-learn's meanings are kept: ``alpha``, the L2 penalty scikit-learn adds to the mean
+        loss of a batch as alpha / 2 * ||W||^2 / batch rows, is weight decay alpha / batch rows;
+        with ``early_stopping`` a ``validation_fraction`` of the rows is held out and training
+        stops when its loss has not fallen by ``tol`` for ``n_iter_no_change`` epochs, keeping
+        the best weights, and without it the training loss is watched the same way and the last
+        weights are kept."""
+        source = type(self).__name__
+        for (param, value), why in NOT_AVAILABLE.items():
+            if isinstance(getattr(self, param), str) and getattr(self, param) == value:
+                raise ConfigError(f"{source}: {why}")
+        batch = self._batch(n_rows)
+        alpha = _plain(self.alpha)
+        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha >= 0:
+            raise ConfigError(f"{source}: alpha must be a number >= 0, got {alpha!r}")
         values = {key: getattr(self, param) for param, key in CONFIG_KEYS.items()}
-        values.update({"seed": self._seed(), "loss": self._loss,
-                       "model.layers": hidden_layers(self.hidden_layer_sizes, self.activation,
-                                                     self.normalization, self.dropout)})
+        values.update({key: getattr(self, param) for param, key in SOLVER_KEYS.get(self.solver, {}).items()})
+        values.update({
+            "seed": self._seed(), "loss": self._loss, "optimizer.name": self.solver,
+            "optimizer.weight_decay": alpha / batch if isinstance(batch, int) and batch > 0 else alpha,
+            "schedule.name": self.learning_rate, "training.batch_size": batch,
+            "data.val_fraction": self.validation_fraction if self.early_stopping else 0.0,
+            "training.early_stopping.restore_best": bool(self.early_stopping),
+            "model.layers": hidden_layers(self.hidden_layer_sizes, ACTIVATIONS.get(self.activation, self.activation),
+                                          self.normalization, self.dropout)})
         raw: dict = {}
         for key, value in values.items():
             *sections, name = key.split(".")
@@ -125,22 +190,28 @@ class MLPBase(BaseEstimator):
             for section in sections:
                 node = node.setdefault(section, {})
             node[name] = _plain(value)
-        source = type(self).__name__
+        named = {**{key: param for param, key in CONFIG_KEYS.items()},
+                 **{key: param for keys in SOLVER_KEYS.values() for param, key in keys.items()},
+                 "optimizer.name": "solver", "optimizer.weight_decay": "alpha", "schedule.name": "learning_rate",
+                 "training.batch_size": "batch_size", "data.val_fraction": "validation_fraction",
+                 "seed": "random_state"}
         try:
             return config_from_dict(raw, source)
         except ConfigError as e:
             message = str(e)
-            for param, key in CONFIG_KEYS.items():
+            for key, param in named.items():
                 message = message.replace(f"{source}: {key} ", f"{source}: {param} ", 1)
             raise ConfigError(message) from None
 
     def fit(self, X, y):
-        """Train a new model on (X, y) for ``epochs`` epochs (fewer with early stopping), holding
-        out ``val_fraction`` of the rows (stratified by class) for validation.
+        """Train a new model on (X, y) for at most ``max_iter`` epochs, stopping when the loss
+        has not fallen by ``tol`` for ``n_iter_no_change`` epochs: the validation loss of the
+        ``validation_fraction`` of the rows held out (stratified by class) with
+        ``early_stopping``, else the training loss.
 
         Inputs: X (N, D), y (N,) (or (N, K) for MLPRegressor). Returns: self.
         """
-        cfg = self._config()
+        cfg = self._config(_rows(X))
         X, targets = self._fit_data(X, y, cfg.dtype, reset=True)
         data_rng, init_rng, train_rng = run_generators(cfg.seed)
         X_val = y_val = None
@@ -163,7 +234,7 @@ class MLPBase(BaseEstimator):
         """One epoch on (X, y), continuing the model and optimizer state of earlier calls (or of
         ``fit``); no validation split and no early stopping."""
         first = not hasattr(self, "_trainer")
-        cfg = self._config() if first else self.config_
+        cfg = self._config(_rows(X)) if first else self.config_
         X, targets = self._fit_data(X, y, cfg.dtype, reset=first, classes=classes)
         if first:
             _, init_rng, train_rng = run_generators(cfg.seed)

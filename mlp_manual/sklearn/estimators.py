@@ -16,40 +16,51 @@ from ..training.evaluation import model_outputs
 from .base import MLPBase
 
 PARAMETERS = """
-    Parameters (each config key named has the same default as in the YAML config)
+    Parameters: scikit-learn's own names and defaults, then mlp-manual's extras
     ----------
-    hidden_layer_sizes : sequence of int, default=(16,)
+    hidden_layer_sizes : sequence of int, default=(100,)
         Units of each hidden linear layer; the output layer's width comes from the targets.
     activation : str, default="relu"
-        The layer type after each hidden linear: relu, leaky_relu, tanh, sigmoid, gelu, identity.
+        The layer after each hidden linear: "identity", "logistic" (or "sigmoid"), "tanh", "relu",
+        and mlp-manual's "leaky_relu", "gelu".
+    solver : {"adam", "sgd", "adamw", "rmsprop"}, default="adam"
+        optimizer.name. scikit-learn's "lbfgs" is not available (a full-batch quasi-Newton method).
+    alpha : float, default=0.0001
+        The L2 penalty, as scikit-learn scales it: alpha / 2 * ||W||^2 added to a batch's mean loss
+        over its rows, that is optimizer.weight_decay = alpha / batch rows (weight matrices only).
+    batch_size : int or "auto", default="auto"
+        training.batch_size; "auto" is min(200, rows).
+    learning_rate : str, default="constant"
+        schedule.name: "constant", or mlp-manual's "step", "exponential", "cosine" (with their
+        config defaults). scikit-learn's "invscaling" and "adaptive" are not available.
+    learning_rate_init : float, default=0.001
+        optimizer.lr.
+    max_iter : int, default=200
+        training.epochs: the most epochs ``fit`` trains.
+    shuffle : bool, default=True
+        training.shuffle.
+    random_state : int, RandomState or None, default=None
+        seed: one integer reproduces a fit bit for bit.
+    tol : float, default=1e-4
+        training.early_stopping.min_delta: the fall of the watched loss that counts as progress.
+    momentum, nesterovs_momentum : float, bool, default=0.9, True
+        optimizer.momentum and optimizer.nesterov, for solver="sgd".
+    early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the rows (stratified by class), stop when their loss has
+        not fallen by ``tol`` for ``n_iter_no_change`` epochs and keep the best epoch's weights.
+        Without it the training loss is watched the same way and the last weights are kept.
+    validation_fraction : float, default=0.1
+        data.val_fraction, with ``early_stopping``.
+    beta_1, beta_2, epsilon : float, default=0.9, 0.999, 1e-8
+        optimizer.beta1, beta2, eps, for the adam solvers (epsilon also for rmsprop).
+    n_iter_no_change : int, default=10
+        training.early_stopping.patience; 0 trains every ``max_iter`` epoch.
     dropout : float, default=0.0
         p of a dropout layer after each activation; 0 adds none.
     normalization : {None, "layernorm", "rmsnorm", "batchnorm"}, default=None
         A normalisation layer between each hidden linear and its activation.
     init : str, default="he_uniform"
         model.init: the weight initialiser of the linear layers.
-    optimizer : {"sgd", "rmsprop", "adam", "adamw"}, default="adam"
-        optimizer.name.
-    lr : float, default=0.001
-        optimizer.lr.
-    weight_decay : float, default=0.0
-        optimizer.weight_decay.
-    batch_size : int, default=32
-        training.batch_size; a batch larger than the training rows is clipped to them.
-    epochs : int, default=100
-        training.epochs: epochs of ``fit``.
-    shuffle : bool, default=True
-        training.shuffle.
-    patience : int, default=0
-        training.early_stopping.patience: stop after this many epochs without a lower
-        validation loss (training loss without a validation split) and keep the best weights;
-        0 turns early stopping off.
-    min_delta : float, default=0.0
-        training.early_stopping.min_delta.
-    val_fraction : float, default=0.2
-        data.val_fraction: the share of the rows ``fit`` holds out for validation; 0 for none.
-    random_state : int, RandomState or None, default=0
-        seed: one integer reproduces a fit bit for bit.
     dtype : {"float32", "float64"}, default="float32"
         The dtype of the weights and of the computation.
 
