@@ -7,6 +7,7 @@ naming the key and the file (or ``--set``) for an unknown key, a wrong type or a
 
 from dataclasses import dataclass, field
 
+from ..datasets.dataset import MISSING_KINDS
 from ..datasets.load import LOADERS
 from ..errors import ConfigError, short_repr
 from ..datasets.text import MAX_CONTEXT
@@ -54,6 +55,7 @@ class DataConfig:
     target: int | str = -1  # csv: target column, index or header name
     columns: tuple | None = _opt(None, each=column_name)  # csv: the feature columns, in this order (default: all)
     drop: tuple = _opt((), each=column_name)  # csv: columns that are not features (an ID column)
+    missing: str = _opt("error", choices=MISSING_KINDS)  # csv: what an empty feature cell becomes
     header: bool = True  # csv: the first row holds column names
     delimiter: str = _opt(",", check=lambda v: len(v) == 1, must="be a single character")
     task: str = _opt("classification", choices=("classification", "regression"))  # csv

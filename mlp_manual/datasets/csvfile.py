@@ -19,13 +19,14 @@ class CsvData(NamedTuple):
 
 def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = True, delimiter: str = ",",
              task: str = "classification", every_class: bool = True, key: str | None = None, dtype=np.float64,
-             columns: tuple | None = None, drop: tuple = ()):
+             columns: tuple | None = None, drop: tuple = (), missing: str = "error"):
     """Read a numeric CSV; one column is the target, the others (or ``columns`` of them, or all
     but ``drop``) are the features.
 
     Inputs: target, a column index (negative counts from the end) or, with a header, a name;
     columns, the feature columns in order (data.columns), and drop, columns that are not
     features (data.drop), each a name or an index;
+    missing, what an empty feature cell is (data.missing): "error", or NaN, to be filled;
     task, "classification" (integer labels 0..C-1, or text labels mapped to 0..C-1 in sorted
     order) or "regression" (numbers); every_class, integer labels must cover 0..max with no gap
     (false for a validation or test file, which may lack a class); key, the config key the path
@@ -76,8 +77,9 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         t = target % width
     hint = "" if header else " (is the first row a header? set data.header: true)"
     features = feature_columns(names, width, t, columns, drop, name)
-    X = parse_numbers(rows, features, name, "trained on", first_row_hint=hint,
-                      column_names=names, dtype=dtype, remedy=TRAINING_REMEDY)
+    X = parse_numbers(rows, features, name, "trained on", first_row_hint=hint, column_names=names, dtype=dtype,
+                      remedy=TRAINING_REMEDY, missing=missing != "error",
+                      missing_remedy=" (or fill such cells: data.missing: mean, median or most_frequent)")
     feature_names = tuple(names[k] for k in features) if names else None
     target_name = names[t] if names else None
     labels = [r[t].strip() for _, r in rows]
@@ -182,12 +184,14 @@ def delimiter_hint(cells: list[str], delimiter: str, option: str) -> str:
 
 
 def parse_numbers(rows: list, columns: list[int], name, purpose: str, first_row_hint: str = "",
-                  column_names: list[str] | None = None, dtype=np.float64, remedy: str = "") -> np.ndarray:
+                  column_names: list[str] | None = None, dtype=np.float64, remedy: str = "",
+                  missing: bool = False, missing_remedy: str = "") -> np.ndarray:
     """The cells ``columns`` (indices into each row) of ``rows`` [(line, cells), ...] as numbers.
 
-    Every cell must be a number that ``dtype`` holds as a finite value; the error names the line
-    and the column (1-based, and its name when ``column_names`` is given) and says what such a
-    value cannot be: ``purpose`` (and, beyond the dtype's range, what to do: ``remedy``).
+    Every cell must be a number that ``dtype`` holds as a finite value, or, with ``missing``,
+    empty (a missing value, read as NaN); the error names the line and the column (1-based, and
+    its name when ``column_names`` is given) and says what such a value cannot be: ``purpose``
+    (and, beyond the dtype's range, what to do: ``remedy``; for an empty cell, ``missing_remedy``).
     Returns: X (N, len(columns)) float64.
     """
     X = np.empty((len(rows), len(columns)))
@@ -200,8 +204,11 @@ def parse_numbers(rows: list, columns: list[int], name, purpose: str, first_row_
             except ValueError:
                 where = _where(name, line, k, column_names)
                 if not cell.strip():
+                    if missing:
+                        X[i, j] = np.nan
+                        continue
                     raise DataError(f"{where}: the cell is empty; a missing value cannot be {purpose}: fill it in or "
-                                    "remove the row") from None
+                                    f"remove the row{missing_remedy}") from None
                 raise DataError(f"{where}: {cell.strip()!r} is not a number{first_row_hint if i == 0 else ''}") from None
             if not np.isfinite(X[i, j]):
                 raise DataError(f"{_where(name, line, k, column_names)}: {cell.strip()!r} is not a finite number "

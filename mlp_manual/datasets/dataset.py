@@ -85,13 +85,15 @@ def split(X: np.ndarray, y: np.ndarray, fraction: float, rng: np.random.Generato
     return X[~mask], y[~mask], X[mask], y[mask]
 
 
-def check_arrays(name: str, X: np.ndarray, y: np.ndarray, n_classes: int | None, part: str) -> None:
-    """Raise DataError for empty data, non-finite values, or labels outside 0..C-1."""
+def check_arrays(name: str, X: np.ndarray, y: np.ndarray, n_classes: int | None, part: str,
+                 missing: bool = False) -> None:
+    """Raise DataError for empty data, non-finite values (but NaN, a missing value, when
+    ``missing`` values are filled), or labels outside 0..C-1."""
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
         raise DataError(f"{name}: {part} data is empty (shape {X.shape})")
     if len(y) != len(X):
         raise DataError(f"{name}: {part} has {len(X)} inputs but {len(y)} targets")
-    bad = ~np.isfinite(X)
+    bad = ~np.isfinite(X) & ~(missing & np.isnan(X))
     if bad.any():
         r, c = np.argwhere(bad)[0]
         raise DataError(f"{name}: {part} inputs hold {int(bad.sum())} non-finite values (NaN or inf), "
@@ -104,6 +106,27 @@ def check_arrays(name: str, X: np.ndarray, y: np.ndarray, n_classes: int | None,
 
 
 PREPROCESS_KINDS = ("none", "scale", "standardize")
+# data.missing: "error", or how an empty feature cell is filled, from the training split
+MISSING_KINDS = ("error", "mean", "median", "most_frequent")
+
+
+def fill_values(X: np.ndarray, how: str) -> np.ndarray:
+    """Each feature's fill value (D,) for its missing (NaN) values: the mean, the median or the
+    most frequent of its other training values (the smallest of those equally frequent).
+    Raises DataError for a feature with no value at all."""
+    empty = np.all(np.isnan(X), axis=0)  # (D,)
+    if empty.any():
+        raise DataError(f"feature {int(np.argmax(empty)) + 1} has no value in the training split to fill its "
+                        f"missing cells with (data.missing: {how})")
+    if how == "mean":
+        return np.nanmean(X, axis=0)
+    if how == "median":
+        return np.nanmedian(X, axis=0)
+    fill = np.empty(X.shape[1])
+    for j in range(X.shape[1]):
+        values, counts = np.unique(X[~np.isnan(X[:, j]), j], return_counts=True)  # sorted values
+        fill[j] = values[np.argmax(counts)]
+    return fill
 
 
 @dataclass(frozen=True)
@@ -119,25 +142,35 @@ class Preprocessing:
     kind: str = "none"
     shift: float | np.ndarray = 0.0
     scale: float | np.ndarray = 1.0
+    fill: np.ndarray | None = None  # (D,): what a missing (NaN) input becomes first; None: none is filled
 
     @classmethod
-    def fit(cls, kind: str, X: np.ndarray) -> "Preprocessing":
-        """Fit ``kind`` on the training inputs X (N, D)."""
+    def fit(cls, kind: str, X: np.ndarray, missing: str = "error") -> "Preprocessing":
+        """Fit ``kind`` on the training inputs X (N, D), after filling their missing values as
+        ``missing`` says (a MISSING_KINDS name; "error": X has none)."""
+        fill = None
+        if missing != "error":
+            fill = fill_values(X, missing)
+            X = np.where(np.isnan(X), fill, X)
         if kind == "none":
-            return cls()
+            return cls(fill=fill)
         if kind == "scale":
             lo, hi = X.min(), X.max()
-            return cls(kind, float(lo), float(hi - lo) if hi > lo else 1.0)  # the difference in X's dtype
+            return cls(kind, float(lo), float(hi - lo) if hi > lo else 1.0, fill)  # the difference in X's dtype
         std = X.std(axis=0)  # (D,)
-        return cls(kind, X.mean(axis=0), np.where(std > 0, std, 1.0))
+        return cls(kind, X.mean(axis=0), np.where(std > 0, std, 1.0), fill)
 
     def apply(self, X: np.ndarray | None, dtype=None) -> np.ndarray | None:
         """(N, D) raw inputs -> (N, D) model inputs: float64, or ``dtype`` when given, unless the
         kind is "none". Bytes (uint8 images) under "scale" are looked up in a table of the 256
         values, computed as for any input, then cast: the same numbers, without the (N, D)
         float64 temporaries."""
-        if X is None or self.kind == "none":
+        if X is None or (self.kind == "none" and self.fill is None):
             return X
+        if self.fill is not None:
+            X = np.where(np.isnan(X), self.fill, X)  # (N, D)
+            if self.kind == "none":
+                return X if dtype is None else X.astype(dtype)
         if X.dtype == np.uint8 and self.kind == "scale":
             table = (np.arange(256) - self.shift) / self.scale  # (256,) float64
             return table.astype(np.float64 if dtype is None else dtype)[X]
@@ -147,10 +180,10 @@ class Preprocessing:
     def to_json(self) -> dict:
         """``{"kind": "none"}``, ``{"kind": "scale", "shift": x, "scale": y}`` or
         ``{"kind": "standardize", "shift": [...], "scale": [...]}`` (one number per feature)."""
-        if self.kind == "none":
-            return {"kind": "none"}
         as_json = (lambda v: float(v) if np.ndim(v) == 0 else [float(x) for x in v])
-        return {"kind": self.kind, "shift": as_json(self.shift), "scale": as_json(self.scale)}
+        spec = {"kind": "none"} if self.kind == "none" else \
+            {"kind": self.kind, "shift": as_json(self.shift), "scale": as_json(self.scale)}
+        return spec if self.fill is None else {**spec, "fill": as_json(self.fill)}
 
     @classmethod
     def from_json(cls, spec, n_features: int | None) -> "Preprocessing":
@@ -159,10 +192,17 @@ class Preprocessing:
         if not isinstance(spec, dict) or spec.get("kind") not in PREPROCESS_KINDS:
             raise ValueError(f"kind must be one of {', '.join(PREPROCESS_KINDS)}")
         kind = spec["kind"]
-        if set(spec) != ({"kind"} if kind == "none" else {"kind", "shift", "scale"}):
+        if set(spec) - {"fill"} != ({"kind"} if kind == "none" else {"kind", "shift", "scale"}):
             raise ValueError(f"{kind} has keys {sorted(spec)}")
+        fill = None
+        if "fill" in spec:
+            v = spec["fill"]
+            if not isinstance(v, list) or (n_features is not None and len(v) != n_features) \
+                    or not all(_finite_number(x) for x in v):
+                raise ValueError(f"fill must be a list of {n_features} finite numbers, one per feature")
+            fill = np.array(v, dtype=np.float64)
         if kind == "none":
-            return cls()
+            return cls(fill=fill)
         values = {}
         for key in ("shift", "scale"):
             v = spec[key]
@@ -172,7 +212,7 @@ class Preprocessing:
             if not all(_finite_number(x) for x in items) or (key == "scale" and min(items) <= 0):
                 raise ValueError(f"{key} must hold finite numbers" + (" > 0" if key == "scale" else ""))
             values[key] = np.array(v, dtype=np.float64) if kind == "standardize" else float(v)
-        return cls(kind, values["shift"], values["scale"])
+        return cls(kind, values["shift"], values["scale"], fill)
 
     def invert(self, X: np.ndarray) -> np.ndarray:
         """Model inputs (N, D) back to raw units (for plots)."""
@@ -183,10 +223,14 @@ def _finite_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def preprocess(ds: Dataset, how: str, dtype=None, fitted: "Preprocessing | None" = None) -> Dataset:
-    """Fit ``how`` (a ``PREPROCESS_KINDS`` name) on the training split only, or take ``fitted``
-    statistics as they are, apply it to every split (giving ``dtype`` arrays when given), and
-    record the statistics in ``ds.preprocessing``."""
-    p = fitted or Preprocessing.fit(how, ds.X_train)
+def preprocess(ds: Dataset, how: str, dtype=None, fitted: "Preprocessing | None" = None,
+               missing: str = "error") -> Dataset:
+    """Fit ``how`` (a ``PREPROCESS_KINDS`` name), after filling missing values as ``missing``
+    says, on the training split only, or take ``fitted`` statistics as they are, apply it to
+    every split (giving ``dtype`` arrays when given), and record it in ``ds.preprocessing``."""
+    try:
+        p = fitted or Preprocessing.fit(how, ds.X_train, missing)
+    except DataError as e:
+        raise DataError(f"{ds.source or ds.name}: {e}") from None
     return replace(ds, X_train=p.apply(ds.X_train, dtype), X_val=p.apply(ds.X_val, dtype),
                    X_test=p.apply(ds.X_test, dtype), preprocessing=p)

@@ -51,7 +51,7 @@ def _csv(cfg: DataConfig, rng: np.random.Generator, dtype=np.float64) -> Dataset
     if not cfg.path:
         raise DataError("data.path is required for the csv dataset")
     table = read_csv(cfg.path, cfg.target, cfg.header, cfg.delimiter, cfg.task, key="data.path", dtype=dtype,
-                     columns=cfg.columns, drop=cfg.drop)
+                     columns=cfg.columns, drop=cfg.drop, missing=cfg.missing)
     X, y, names = table.X, table.y, table.class_names
     parts = {}
     for part in ("val", "test"):
@@ -59,7 +59,7 @@ def _csv(cfg: DataConfig, rng: np.random.Generator, dtype=np.float64) -> Dataset
         if path:
             Xp, yp, part_names, _, _ = read_csv(path, cfg.target, cfg.header, cfg.delimiter, cfg.task,
                                                 every_class=False, key=f"data.{part}_path", dtype=dtype,
-                                                columns=cfg.columns, drop=cfg.drop)
+                                                columns=cfg.columns, drop=cfg.drop, missing=cfg.missing)
             if Xp.shape[1] != X.shape[1]:
                 raise DataError(f"{path}: has {Xp.shape[1]} feature columns, {cfg.path} has {X.shape[1]}")
             if names is not None:  # text labels: map by the training file's classes
@@ -138,7 +138,7 @@ def _load(cfg: DataConfig, rng: np.random.Generator, dtype, fitted: Preprocessin
     for part in ("train", "val", "test"):
         X = getattr(ds, f"X_{part}")
         if X is not None:
-            check_arrays(ds.source or cfg.name, X, getattr(ds, f"y_{part}"), ds.n_classes, part)
+            check_arrays(ds.source or cfg.name, X, getattr(ds, f"y_{part}"), ds.n_classes, part, filled(cfg))
     if ds.X_test is None and cfg.test_fraction > 0:
         Xtr, ytr, Xte, yte = split(ds.X_train, ds.y_train, cfg.test_fraction, rng, ds.classification)
         ds = replace(ds, X_train=Xtr, y_train=ytr, X_test=Xte, y_test=yte)
@@ -151,13 +151,18 @@ def _load(cfg: DataConfig, rng: np.random.Generator, dtype, fitted: Preprocessin
             raise DataError(f"{ds.source or cfg.name}: too few rows for the requested splits: the {part} split "
                             "is empty; lower data.val_fraction / data.test_fraction or add rows")
     with np.errstate(over="ignore", invalid="ignore"):  # what overflows is reported below, by its split and feature
-        ds = preprocess(ds, cfg.preprocess, dtype, fitted)
+        ds = preprocess(ds, cfg.preprocess, dtype, fitted, cfg.missing if filled(cfg) else "error")
         if ds.text:  # character indices stay integers
             return ds
         cast = (lambda A: None if A is None else np.ascontiguousarray(A, dtype=dtype))
         ds = replace(ds, X_train=cast(ds.X_train), X_val=cast(ds.X_val), X_test=cast(ds.X_test))
     _check_preprocessed(ds, cfg, np.dtype(dtype))
     return ds
+
+
+def filled(cfg: DataConfig) -> bool:
+    """Whether the configured data may hold missing feature values, to be filled (data.missing)."""
+    return cfg.name == "csv" and cfg.missing != "error"
 
 
 def _check_preprocessed(ds: Dataset, cfg: DataConfig, dtype: np.dtype) -> None:

@@ -30,8 +30,9 @@ class RowFile:
     """
 
     def __init__(self, path: str | os.PathLike, n_features: int | None, feature_names=None, delimiter: str = ",",
-                 chunk_rows: int = 4096, dtype=np.float64, keep: tuple = ()):
+                 chunk_rows: int = 4096, dtype=np.float64, keep: tuple = (), missing: bool = False):
         self.path, self.name, self.dtype = path, str(path), dtype
+        self.missing = missing  # an empty cell is a missing value (NaN), which the model's preprocessing fills
         self.n_features, self.feature_names = n_features, feature_names
         self.keep = tuple(keep)  # columns copied as they are (a name, or an index without a header)
         self.kept: list[list[str]] = []  # the cells of ``keep`` of each row of the chunk last yielded
@@ -165,4 +166,5 @@ class RowFile:
                 raise DataError(f"{self.name}: line {line} has {len(cells)} columns, expected {width}")
         self.kept = [[cells[k] for k in self._kept_of] for _, cells in records]
         return parse_numbers(records, columns, self.name, "predicted from", column_names=names, dtype=self.dtype,
-                             remedy=", the model's dtype")
+                             remedy=", the model's dtype", missing=self.missing,
+                             missing_remedy=" (this model was trained without data.missing, so it fills none)")

@@ -141,7 +141,11 @@ PROBABILITIES = {CLASS_INDEX: _softmax_probabilities, BINARY: _sigmoid_probabili
 
 
 def _preprocess(g: GraphBuilder, x: str, preprocessing: Preprocessing | None) -> str:
-    """x -> (x - shift) / scale, the model file's stored preprocessing (nothing for kind "none")."""
+    """x -> (x - shift) / scale, the model file's stored preprocessing (nothing for kind "none"),
+    after each missing value (NaN) is replaced by its feature's fill value, when it has those."""
+    if preprocessing is not None and preprocessing.fill is not None:
+        fill = g.const("preprocess.fill", np.asarray(preprocessing.fill))  # (D,)
+        x = g.op("Where", g.op("IsNaN", x, name="preprocess.missing"), fill, x, name="preprocess.filled")
     if preprocessing is None or preprocessing.kind == "none":
         return x
     x = g.op("Sub", x, g.const("preprocess.shift", np.asarray(preprocessing.shift)), name="preprocess.centred")

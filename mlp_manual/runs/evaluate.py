@@ -172,7 +172,7 @@ def evaluate_file(model_path, path, *, config_path=None) -> SplitEvaluation:
         raise DataError(f"{model_path}: this model file does not describe its data (it was written before model "
                         "files did), so a file cannot be evaluated with it; evaluate its run's split instead")
     table = read_csv(path, cfg.data.target, cfg.data.header, cfg.data.delimiter, info.task, every_class=False,
-                     columns=cfg.data.columns, drop=cfg.data.drop)
+                     columns=cfg.data.columns, drop=cfg.data.drop, missing=cfg.data.missing)
     name = Path(path).name
     if table.X.shape[1] != info.n_features:
         raise DataError(f"{path}: has {table.X.shape[1]} feature columns, {model_path} takes {info.n_features}")

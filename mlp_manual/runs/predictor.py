@@ -64,6 +64,8 @@ class Predictor:
             expected = f"(rows, {n})" + (f" or (rows, {', '.join(map(str, shape))})" if shape else "")
             raise DataError(f"{name}: has shape {X.shape}, the model takes {expected}")
         bad = ~np.isfinite(X)
+        if self.info.preprocessing is not None and self.info.preprocessing.fill is not None:
+            bad &= ~np.isnan(X)  # a missing value, which the preprocessing fills
         if bad.any():
             row, column = np.argwhere(bad)[0]
             raise DataError(f"{where(row, column)}: {X[row, column]} is not a finite number (NaN and infinity "
@@ -170,7 +172,9 @@ def predict_file(predictor: Predictor, path, out: TextIO, proba: bool = False, d
     first, copied as they are. ``on_progress(bytes read)`` is called after each chunk. Returns the
     number of rows written."""
     info = predictor.info
-    rows = RowFile(path, info.n_features, info.feature_names, delimiter, chunk_rows, predictor.model.dtype, keep)
+    fills = info.preprocessing is not None and info.preprocessing.fill is not None
+    rows = RowFile(path, info.n_features, info.feature_names, delimiter, chunk_rows, predictor.model.dtype, keep,
+                   missing=fills)
     writer = csv.writer(out, lineterminator="\n")
     written = 0
     for first_row, X in rows:  # the header is written once the first chunk is known to be good
