@@ -15,6 +15,13 @@ with its run folder and plots, and starting the mlp-predict command).
 
     python benchmarks/tabular.py               # seeds 0 1 2, about two minutes
     python benchmarks/tabular.py --seeds 0
+    python benchmarks/tabular.py --holes 0.1   # 10% of the feature cells empty, and an ID column
+
+With ``--holes F``, a fraction F of the feature cells (training and held-out rows alike, drawn
+from the seed) is left empty and each CSV starts with an ``id`` column. mlp-manual's config adds
+``data.missing: mean`` and ``data.drop: [id]``, and ``mlp-predict --keep id`` writes the IDs
+beside the predictions (checked against the held-out rows' IDs); scikit-learn's models get a
+``SimpleImputer()`` (the mean) first, on the rows without the ID.
 
 Needs scikit-learn (not a dependency of mlp-manual).
 """
@@ -56,33 +63,45 @@ def datasets():
             "digits": sk.load_digits()}
 
 
-def write_csv(path: Path, X: np.ndarray, names: list[str], labels=None) -> None:
+def write_csv(path: Path, X: np.ndarray, names: list[str], labels=None, ids=None) -> None:
+    """A CSV of X (a NaN as an empty cell), with an ``id`` column first when ``ids`` are given."""
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(names + (["label"] if labels is not None else []))
+        w.writerow((["id"] if ids is not None else []) + names + (["label"] if labels is not None else []))
         for i, row in enumerate(X):
-            w.writerow([repr(float(v)) for v in row] + ([labels[i]] if labels is not None else []))
+            w.writerow(([ids[i]] if ids is not None else []) + ["" if np.isnan(v) else repr(float(v)) for v in row]
+                       + ([labels[i]] if labels is not None else []))
 
 
-def mlp_manual_accuracy(folder: Path, X_train, y_train, X_test, y_test, names, seed) -> tuple[float, float]:
+def mlp_manual_accuracy(folder: Path, X_train, y_train, X_test, y_test, names, seed,
+                        holes: bool) -> tuple[float, float]:
     """Train from a CSV, predict the held-out CSV with the mlp-predict command; (accuracy, seconds)."""
     started = time.perf_counter()
-    write_csv(folder / "train.csv", X_train, names, y_train)
+    ids = (lambda n, first: [f"r{first + i}" for i in range(n)]) if holes else (lambda n, first: None)
+    write_csv(folder / "train.csv", X_train, names, y_train, ids(len(X_train), 0))
     order = np.random.default_rng(seed).permutation(len(names))  # another column order, no label
-    write_csv(folder / "new.csv", X_test[:, order], [names[j] for j in order])
-    cfg = config_from_dict(dict(CONFIG, seed=seed, name="tabular",
-                                data=dict(CONFIG["data"], path=str(folder / "train.csv"))))
+    test_ids = ids(len(X_test), len(X_train))
+    write_csv(folder / "new.csv", X_test[:, order], [names[j] for j in order], ids=test_ids)
+    filled = {"missing": "mean", "drop": ["id"]} if holes else {}
+    data = dict(CONFIG["data"], path=str(folder / "train.csv"), **filled)
+    cfg = config_from_dict(dict(CONFIG, seed=seed, name="tabular", data=data))
     train_run(cfg, str(folder / "run"), echo=lambda line: None)
     subprocess.run([sys.executable, "-m", "mlp_manual.cli.predict", "--model", str(folder / "run" / "model.npz"),
-                    "--input", str(folder / "new.csv"), "--output", str(folder / "pred.csv")],
+                    "--input", str(folder / "new.csv"), "--output", str(folder / "pred.csv")]
+                   + (["--keep", "id"] if holes else []),
                    check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)), capture_output=True)
     with open(folder / "pred.csv", newline="") as f:
-        predicted = [row[0] for row in csv.reader(f)][1:]
+        rows = list(csv.reader(f))[1:]
+    if holes:
+        assert [row[0] for row in rows] == test_ids, "mlp-predict --keep id lost the IDs"
+        rows = [row[1:] for row in rows]
+    predicted = [row[0] for row in rows]
     return float(np.mean(np.array(predicted) == np.array(y_test))), time.perf_counter() - started
 
 
-def sklearn_accuracy(X_train, y_train, X_test, y_test, seed, scaled: bool) -> tuple[float, float]:
+def sklearn_accuracy(X_train, y_train, X_test, y_test, seed, scaled: bool, holes: bool) -> tuple[float, float]:
     from sklearn.exceptions import ConvergenceWarning
+    from sklearn.impute import SimpleImputer
     from sklearn.neural_network import MLPClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -91,6 +110,8 @@ def sklearn_accuracy(X_train, y_train, X_test, y_test, seed, scaled: bool) -> tu
     model = MLPClassifier(random_state=seed)
     if scaled:
         model = make_pipeline(StandardScaler(), model)
+    if holes:
+        model = make_pipeline(SimpleImputer(), model)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(X_train, y_train)
@@ -100,6 +121,7 @@ def sklearn_accuracy(X_train, y_train, X_test, y_test, seed, scaled: bool) -> tu
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--holes", type=float, default=0.0, help="the fraction of feature cells left empty")
     args = parser.parse_args()
     from sklearn.model_selection import train_test_split
 
@@ -109,25 +131,33 @@ def main() -> None:
         names = [str(n) for n in d.feature_names]
         results = {"mlp-manual": [], "sklearn": [], "sklearn scaled": []}
         for seed in args.seeds:
-            X_tr, X_te, y_tr, y_te = train_test_split(d.data, labels, test_size=0.25, stratify=labels, random_state=seed)
+            X = d.data.astype(float)
+            if args.holes:
+                X = np.where(np.random.default_rng(seed).random(X.shape) < args.holes, np.nan, X)
+            X_tr, X_te, y_tr, y_te = train_test_split(X, labels, test_size=0.25, stratify=labels, random_state=seed)
+            holes = args.holes > 0
             with tempfile.TemporaryDirectory() as tmp:
-                results["mlp-manual"].append(mlp_manual_accuracy(Path(tmp), X_tr, y_tr, X_te, y_te, names, seed))
-            results["sklearn"].append(sklearn_accuracy(X_tr, y_tr, X_te, y_te, seed, scaled=False))
-            results["sklearn scaled"].append(sklearn_accuracy(X_tr, y_tr, X_te, y_te, seed, scaled=True))
+                results["mlp-manual"].append(mlp_manual_accuracy(Path(tmp), X_tr, y_tr, X_te, y_te, names, seed, holes))
+            results["sklearn"].append(sklearn_accuracy(X_tr, y_tr, X_te, y_te, seed, scaled=False, holes=holes))
+            results["sklearn scaled"].append(sklearn_accuracy(X_tr, y_tr, X_te, y_te, seed, scaled=True, holes=holes))
             print(f"{name} seed {seed}: " + ", ".join(f"{k} {v[-1][0]:.4f}" for k, v in results.items()),
                   file=sys.stderr)
         n_test = len(labels) - round(0.75 * len(labels))
         rows.append((name, len(labels) - n_test, n_test, len(names), len(d.target_names), results))
-    print(table(rows, args.seeds))
+    print(table(rows, args.seeds, args.holes))
 
 
-def table(rows, seeds) -> str:
+def table(rows, seeds, holes: float = 0.0) -> str:
     cell = (lambda runs: f"{100 * np.mean([a for a, _ in runs]):.1f} ± {100 * np.std([a for a, _ in runs]):.1f}")
     secs = (lambda runs: f"{np.mean([s for _, s in runs]):.1f}")
     header = ("| dataset | train / test rows | features | classes | mlp-manual (mlp-train + mlp-predict) "
               "| MLPClassifier() | StandardScaler + MLPClassifier() | seconds: mlp-manual / sklearn / sklearn scaled |")
+    if holes:
+        header = header.replace("MLPClassifier()", "SimpleImputer + MLPClassifier()", 1).replace(
+            "StandardScaler + MLPClassifier()", "SimpleImputer + StandardScaler + MLPClassifier()")
     lines = [f"Held-out accuracy (%), mean ± standard deviation over seeds {', '.join(map(str, seeds))}; "
-             + "seconds per run (mean).", "", header, "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             + "seconds per run (mean)." + (f" {holes:.0%} of the feature cells empty." if holes else ""),
+             "", header, "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, n_train, n_test, d, c, r in rows:
         lines.append(f"| {name} | {n_train} / {n_test} | {d} | {c} | {cell(r['mlp-manual'])} | {cell(r['sklearn'])} "
                      f"| {cell(r['sklearn scaled'])} | {secs(r['mlp-manual'])} / {secs(r['sklearn'])} / "
