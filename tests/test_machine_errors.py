@@ -299,3 +299,26 @@ def test_predictions_to_a_full_standard_output_are_one_line_and_exit_4(tmp_path,
                                "--input", str(rows)], stdout=full, stderr=subprocess.PIPE, text=True)
     assert proc.returncode == MACHINE_EXIT
     assert proc.stderr == "Error: cannot write standard output (No space left on device): free some space on its disk\n"
+
+
+def test_a_signal_while_a_figure_is_drawn_ends_the_run_after_it_and_is_not_a_failed_figure():
+    """A library that swallows the KeyboardInterrupt and then fails some other way: the signal
+    waits until the figure's block ends, then ends the run; the figure is not marked unwritten."""
+    import signal
+    import time
+
+    from mlp_manual.runs.finish import PlotFailures
+
+    failures = PlotFailures()
+    with pytest.raises(KeyboardInterrupt):
+        with failures.attempt("grad_norms.png"):
+            try:
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.05)  # where the signal's handler runs
+            except KeyboardInterrupt:
+                pass  # swallowed, as a library might
+            raise RuntimeError("the figure failed")
+    assert failures.failed == []
+    with failures.attempt("loss.png"):  # a real failure is still recorded
+        raise RuntimeError("no font")
+    assert failures.failed == [("loss.png", "cannot draw loss.png (RuntimeError: no font)")]

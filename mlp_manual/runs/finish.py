@@ -58,9 +58,12 @@ class PlotFailures:
     @contextmanager
     def attempt(self, names: str):
         """Draw the figures ``names`` (``loss.png, accuracy.png``) in the ``with`` block; a failure
-        is recorded, not raised."""
+        is recorded, not raised. Ctrl-C, SIGTERM and SIGHUP wait until the figures are drawn and
+        then end the run (a resume draws what is left): a KeyboardInterrupt raised inside
+        matplotlib could come out as another error, and be taken for a failure of the figure."""
         try:
-            yield
+            with signals_held():
+                yield
         except MachineError as e:  # a full disk, a folder gone: the file is named by the error
             self.failed.append((Path(e.path).name if e.path else names, str(e)))
         except Exception as e:  # matplotlib failing on this figure
