@@ -118,7 +118,7 @@ def test_keep_copies_the_id_column_first(flowers_with_ids, tmp_path):
     assert [row[:2] for row in kept] == [[i, h] for i, h in zip(ids, hues)]  # header names, then the cells as they are
     assert [row[2:] for row in kept] == plain
     wrong = invoke_cli(predict_main, "--model", str(model), "--input", str(folder / "test.csv"), "--keep", "idx")
-    assert wrong.exit_code == 1 and "no column named 'idx' to keep (--keep) (did you mean 'id'?)" in wrong.output
+    assert wrong.exit_code == 1 and "--keep names no column of the file: 'idx' (did you mean 'id'?)" in wrong.output
     np.save(tmp_path / "rows.npy", np.zeros((2, 4)))
     npy = invoke_cli(predict_main, "--model", str(model), "--input", str(tmp_path / "rows.npy"), "--keep", "0")
     assert npy.exit_code == 1 and "a .npy array has no columns to keep (--keep); give a CSV" in npy.output

@@ -103,7 +103,7 @@ def run_as_program(command) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C raises KeyboardInterrupt again
         terminate_like_ctrl_c()
         sys.exit(_run(command))
-    except KeyboardInterrupt as e:  # between the two lines above and click's start
+    except KeyboardInterrupt as e:  # outside click's own handling: before its shell-completion check ends
         interrupted(getattr(e, "signum", signal.SIGINT))
     finally:  # the command has ended: a signal now ends the exit at once
         end_at_once_on_signals()
@@ -121,8 +121,6 @@ def _run(command) -> int:
         if isinstance(e.__cause__, KeyboardInterrupt):
             interrupted(getattr(e.__cause__, "signum", signal.SIGINT))
         raise
-    except KeyboardInterrupt as e:  # before click's own handling starts (its shell-completion check)
-        interrupted(getattr(e, "signum", signal.SIGINT))
     except click.ClickException as e:
         e.show()
         return e.exit_code

@@ -128,6 +128,23 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
 TRAINING_REMEDY = "; correct the value, or train in float64 (dtype: float64)"
 
 
+def column_index(column: int | str, names: list[str] | None, width: int, name, key: str) -> int:
+    """The index of ``column`` in a file of ``width`` columns (``names``: its header): a header
+    name, or an index (negative from the end). DataError, naming the file and the ``key`` that
+    gave the column (data.drop, --keep), with a did-you-mean for a name not in the header."""
+    if isinstance(column, str):
+        if names is None:
+            raise DataError(f"{name}: {key} names column {column!r}, but the file has no header; give its index "
+                            "instead (0 is the first)")
+        if column not in names:
+            raise DataError(f"{name}: {key} names no column of the file: {column!r}"
+                            + (did_you_mean(column, names) or f"; columns: {', '.join(names)}"))
+        return names.index(column)
+    if not -width <= column < width:
+        raise DataError(f"{name}: {key} column {column} is out of range for {width} columns")
+    return column % width
+
+
 def feature_columns(names: list[str] | None, width: int, target: int, columns: tuple | None, drop: tuple,
                     name) -> list[int]:
     """The indices of the feature columns of a file of ``width`` columns (``names``: its header)
@@ -137,17 +154,7 @@ def feature_columns(names: list[str] | None, width: int, target: int, columns: t
         raise DataError(f"{name}: give data.columns (the features) or data.drop (what is not a feature), not both")
 
     def index(column, key: str) -> int:
-        if isinstance(column, str):
-            if names is None:
-                raise DataError(f"{name}: {key} names column {column!r}, but the file has no header (data.header: "
-                                "false); give its index instead")
-            if column not in names:
-                raise DataError(f"{name}: {key} names no column of the file: {column!r}"
-                                + (did_you_mean(column, names) or f"; columns: {', '.join(names)}"))
-            return names.index(column)
-        if not -width <= column < width:
-            raise DataError(f"{name}: {key} column {column} is out of range for {width} columns")
-        return column % width
+        return column_index(column, names, width, name, key)
 
     def label(k: int) -> str:
         return repr(names[k]) if names else f"column {k + 1}"

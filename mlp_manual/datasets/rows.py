@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..errors import DataError, did_you_mean
-from .csvfile import delimiter_hint, parse_numbers
+from ..errors import DataError
+from .csvfile import column_index, delimiter_hint, parse_numbers
 
 
 class RowFile:
@@ -128,21 +128,11 @@ class RowFile:
             raise DataError(f"{self.name}: the header names column {twice!r} more than once")
         return [names.index(f) for f in self.feature_names]
 
-    def _kept_column(self, column, names: list[str] | None, width: int) -> int:
-        """The index of a ``keep`` column: a header name, or an index (0-based, negative from the end)."""
-        if names is not None:
-            if column in names:
-                return names.index(column)
-            raise DataError(f"{self.name}: no column named {column!r} to keep (--keep)"
-                            + (did_you_mean(column, names) or f"; columns: {', '.join(names)}"))
-        try:
-            k = int(column)
-        except ValueError:
-            raise DataError(f"{self.name}: has no header, so --keep takes a column index (0 is the first), "
-                            f"not {column!r}") from None
-        if not -width <= k < width:
-            raise DataError(f"{self.name}: --keep column {k} is out of range for {width} columns")
-        return k % width
+    def _kept_column(self, column: str, names: list[str] | None, width: int) -> int:
+        """The index of a ``keep`` column: a header name, or in a file without a header an index."""
+        if names is None and column.lstrip("-").isdigit():
+            column = int(column)
+        return column_index(column, names, width, self.name, "--keep")
 
     def kept_header(self) -> list[str]:
         """The output's names of the ``keep`` columns: their header names, or ``column_<index>``."""

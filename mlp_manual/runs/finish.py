@@ -67,8 +67,6 @@ class PlotFailures:
         except MachineError as e:  # a full disk, a folder gone: the file is named by the error
             self.failed.append((Path(e.path).name if e.path else names, str(e)))
         except Exception as e:  # matplotlib failing on this figure
-            if isinstance(e.__cause__ or e.__context__, KeyboardInterrupt):  # Ctrl-C in an import
-                raise (e.__cause__ or e.__context__) from None
             self.failed.append((names, f"cannot draw {names} ({what_was_raised(e)})"))
 
     def error(self) -> MachineError:
@@ -124,12 +122,11 @@ def write_class_plots(exp: Experiment, run_dir: Path) -> None:
 
 
 def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, started: float, echo,
-           warned: list[TrainingWarning], reason: str | None = None, learning: LearningCheck | None = None,
-           events: RunEvents | None = None) -> dict:
-    """Write model.npz, metrics.csv, the TensorBoard events (through the run's ``events`` when
-    given), plots and summary.json for a run in any final state; ``warned`` holds the
-    TrainingWarnings the run raised. With ``learning``, warn first when the weights the run
-    keeps have not learned."""
+           warned: list[TrainingWarning], events: RunEvents, reason: str | None = None,
+           learning: LearningCheck | None = None) -> dict:
+    """Write model.npz, metrics.csv, the run's TensorBoard ``events``, plots and summary.json for
+    a run in any final state; ``warned`` holds the TrainingWarnings the run raised. With
+    ``learning``, warn first when the weights the run keeps have not learned."""
     cfg, d = exp.cfg, exp.data
     history = trainer.history.columns
     weights = kept_weights(trainer, status)
@@ -158,8 +155,7 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
     if d.X_test is not None and status != "diverged":
         summary["test"] = evaluate(exp.model, exp.loss, d.X_test, d.y_test)
     summary["warnings"] = [{"kind": w.kind, "message": str(w)} for w in warned]
-    (events or RunEvents.of(exp, run_dir)).rewrite(history, trainer.recorder.rows if trainer.recorder else [],
-                                                   status, summary.get("test"))
+    events.rewrite(history, trainer.recorder.rows if trainer.recorder else [], status, summary.get("test"))
     failures = PlotFailures()
     write_plots(exp, history, run_dir, stopping.best_epoch, weights["source"] == "best", failures)
     if trainer.recorder and trainer.recorder.rows:

@@ -44,6 +44,12 @@ class Predictor:
         return None if self.info.classes is None else list(self.info.classes)
 
     @property
+    def fills_missing(self) -> bool:
+        """Whether a missing input (NaN, an empty CSV cell) is filled by the stored preprocessing
+        (the run had data.missing), rather than refused."""
+        return self.info.preprocessing is not None and self.info.preprocessing.fill is not None
+
+    @property
     def feature_names(self) -> list[str] | None:
         """The training CSV's feature columns (D,), in the order the model takes them."""
         return None if self.info.feature_names is None else list(self.info.feature_names)
@@ -64,7 +70,7 @@ class Predictor:
             expected = f"(rows, {n})" + (f" or (rows, {', '.join(map(str, shape))})" if shape else "")
             raise DataError(f"{name}: has shape {X.shape}, the model takes {expected}")
         bad = ~np.isfinite(X)
-        if self.info.preprocessing is not None and self.info.preprocessing.fill is not None:
+        if self.fills_missing:
             bad &= ~np.isnan(X)  # a missing value, which the preprocessing fills
         if bad.any():
             row, column = np.argwhere(bad)[0]
@@ -172,9 +178,8 @@ def predict_file(predictor: Predictor, path, out: TextIO, proba: bool = False, d
     first, copied as they are. ``on_progress(bytes read)`` is called after each chunk. Returns the
     number of rows written."""
     info = predictor.info
-    fills = info.preprocessing is not None and info.preprocessing.fill is not None
     rows = RowFile(path, info.n_features, info.feature_names, delimiter, chunk_rows, predictor.model.dtype, keep,
-                   missing=fills)
+                   missing=predictor.fills_missing)
     writer = csv.writer(out, lineterminator="\n")
     written = 0
     for first_row, X in rows:  # the header is written once the first chunk is known to be good

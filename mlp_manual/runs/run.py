@@ -178,13 +178,12 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
             with stop_on_signals(trainer) as request:
                 trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
         except TrainingDiverged as e:
-            finish(exp, trainer, run_dir, "diverged", started, echo, warned, str(e), events=events)
+            finish(exp, trainer, run_dir, "diverged", started, echo, warned, events, str(e))
             raise
         except TrainingInterrupted as e:
             e.signum = request.signum
             who = "the user (SIGINT)" if e.signum == signal.SIGINT else signal_name(e.signum)
-            finish(exp, trainer, run_dir, "interrupted", started, echo, warned, f"interrupted by {who}",
-                   events=events)
+            finish(exp, trainer, run_dir, "interrupted", started, echo, warned, events, f"interrupted by {who}")
             raise
     if trainer.stop_requested:  # a signal after the last step: the finished training is saved, resume finishes it
         raise KeyboardInterrupt if request.signum == signal.SIGINT else Terminated(request.signum)
@@ -194,6 +193,6 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
     elif trainer.early_stopping.stopped:
         status, reason = "stopped_early", trainer.early_stopping.stop_message(trainer.history.last())
         echo(reason)
-    return finish(exp, trainer, run_dir, status, started, echo, warned, reason, learning, events)
+    return finish(exp, trainer, run_dir, status, started, echo, warned, events, reason, learning)
 
 

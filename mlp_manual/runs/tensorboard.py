@@ -249,8 +249,9 @@ class RunEvents:
         return self.encoded
 
     def end(self, history: dict, status: str, test: dict | None) -> bytes:
+        """The test metrics and the session's end, at the last epoch (after ``epoch_records``)."""
         last = int(history["epoch"][-1]) if history.get("epoch") else 0
-        wall = self.start + sum(history.get("seconds", []))
+        wall = self.start + self.elapsed  # the seconds of every encoded epoch
         tail = event(wall, last, scalars({f"test_{k}": v for k, v in test.items()})) if test else b""
         return tail + event(wall, last, session_end(status, wall))
 
