@@ -10,11 +10,11 @@ N = batch size, C = classes, K = output units.
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .errors import DataError
+from .errors import DataError, did_you_mean
 from .layers.activations import Softmax, sigmoid
 
 
@@ -48,6 +48,39 @@ def bce_with_logits(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarra
     z = logits
     loss = float((np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z)))).mean(dtype=np.float64))
     return loss, (sigmoid(z) - y) / z.dtype.type(z.size)  # (N, K)
+
+
+def weighted_softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[float, np.ndarray]:
+    """Softmax cross-entropy with a weight per class (loss.class_weights): each row's loss is
+    multiplied by the weight of its true class, then averaged over the N rows.
+
+    Inputs: logits (N, C), y (N,) integers in 0..C-1, weights (C,).
+    Returns: mean loss, dlogits (N, C) = w[y] (softmax(logits) - onehot(y)) / N.
+    """
+    n = logits.shape[0]
+    rows = np.arange(n)
+    w = weights[y]  # (N,), the weight of each row's class
+    z = logits - logits.max(axis=1, keepdims=True)  # (N, C)
+    e = np.exp(z)  # (N, C)
+    sum_e = e.sum(axis=1, keepdims=True)  # (N, 1)
+    loss = float(np.mean(w * (np.log(sum_e[:, 0]) - z[rows, y]), dtype=np.float64))
+    dlogits = e / sum_e  # (N, C), softmax
+    dlogits[rows, y] -= 1
+    dlogits *= (w / n).astype(logits.dtype)[:, None]
+    return loss, dlogits
+
+
+def weighted_bce_with_logits(logits: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[float, np.ndarray]:
+    """Binary cross-entropy on raw logits with a weight per class (loss.class_weights): each
+    element's loss is multiplied by the weight of its class, weights[0] or weights[1].
+
+    Inputs: logits (N, K), y (N, K) in {0, 1}, weights (2,).
+    Returns: mean loss, dlogits (N, K) = w[y] (sigmoid(z) - y) / (N * K).
+    """
+    z = logits
+    w = weights[y.astype(np.int64)]  # (N, K)
+    loss = float((w * (np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z))))).mean(dtype=np.float64))
+    return loss, (w * (sigmoid(z) - y) / z.size).astype(z.dtype)  # (N, K)
 
 
 def mse(pred: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
@@ -87,6 +120,16 @@ class LossSpec:
     untrained_loss: Callable[[int], tuple[float, str]] | None = None
     # targets (N, K) -> the loss of predicting their mean, the scale a regression fit is judged on
     constant_loss: Callable[[np.ndarray], float] | None = None
+    # fn with a weight per class, (out, y, weights (C,)) -> (loss, dout), for loss.class_weights
+    weighted: Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[float, np.ndarray]] | None = None
+
+    def with_class_weights(self, weights: np.ndarray) -> "LossSpec":
+        """This loss with each sample weighted by its class's weight (weights (C,))."""
+        if self.weighted is None:
+            raise DataError(f"{self.name} has no class weights: loss.class_weights is for classification losses")
+        weighted = self.weighted
+        return replace(self, fn=lambda out, y: weighted(out, y, weights), formula=f"{self.formula}, weighted by class",
+                       seed_formula=f"{self.seed_formula}, times w[y]")
 
     @property
     def classification(self) -> bool:
@@ -182,9 +225,29 @@ def mean_target_variance(y: np.ndarray) -> float:
 LOSSES = {spec.name: spec for spec in (
     LossSpec("softmax_cross_entropy", softmax_cross_entropy, CLASS_INDEX,
              "loss = mean(log(sum(exp(logits))) - logits[y])", "dlogits = (softmax(logits) - onehot(y)) / N",
-             untrained_loss=uniform_guess_loss),
+             untrained_loss=uniform_guess_loss, weighted=weighted_softmax_cross_entropy),
     LossSpec("bce_with_logits", bce_with_logits, BINARY,
-             "loss = mean(max(z, 0) - z * y + log(1 + exp(-|z|)))", "dlogits = (sigmoid(z) - y) / (N * K)"),
+             "loss = mean(max(z, 0) - z * y + log(1 + exp(-|z|)))", "dlogits = (sigmoid(z) - y) / (N * K)",
+             weighted=weighted_bce_with_logits),
     LossSpec("mse", mse, REAL, "loss = mean((pred - y)^2)", "dpred = 2 (pred - y) / (N * K)",
              constant_loss=mean_target_variance),
 )}
+
+
+def class_weights(setting, y_train: np.ndarray, n_classes: int, labels: tuple) -> np.ndarray:
+    """The weight of each class (C,) that loss.class_weights asks for: "balanced", N / (C * n_c)
+    with n_c the training rows of class c (scikit-learn's rule), or a mapping of class labels
+    (``labels``: as in the data) to weights, a class it leaves out weighing 1. DataError for a
+    label the data lacks."""
+    if setting == "balanced":
+        counts = np.bincount(y_train, minlength=n_classes)  # (C,)
+        return len(y_train) / (n_classes * np.maximum(counts, 1))
+    weights = np.ones(n_classes)
+    names = [str(c) for c in labels]
+    for label, w in setting.items():
+        if str(label) not in names:
+            raise DataError(f"loss.class_weights names the class {label!r}, which the data lacks (classes: "
+                            f"{', '.join(names[:10])}{', ...' if len(names) > 10 else ''})"
+                            + did_you_mean(str(label), names))
+        weights[names.index(str(label))] = w
+    return weights

@@ -48,7 +48,7 @@ def test_set_parses_yaml_scalars_and_lists():
     ({"training": {"epochs": 10**12}}, "x.yaml: training.epochs must be between 1 and 1000000, got 1000000000000"),
     ({"optimizer": {"name": "adma"}}, "x.yaml: optimizer.name must be one of sgd, rmsprop, adam, adamw; "
                                       "got 'adma' (did you mean 'adam'?)"),
-    ({"loss": "cross_entropy"}, "x.yaml: loss must be one of softmax_cross_entropy, bce_with_logits, mse; got "),
+    ({"loss": "cross_entropy"}, "x.yaml: loss.name must be one of softmax_cross_entropy, bce_with_logits, mse; got "),
     ({"model": {"layers": ["rleu"]}}, "x.yaml: model.layers[0]: unknown layer type 'rleu' (did you mean 'relu'?)"),
     ({"model": {"layers": [{"type": "linear", "unit": 4}]}},
      "x.yaml: model.layers[0]: unknown option 'unit' for linear (did you mean 'units'?)"),

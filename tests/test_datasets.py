@@ -78,7 +78,7 @@ def test_scaling_bytes_through_a_table_gives_the_numbers_of_the_formula(dtype, s
     ({"kind": "none", "shift": 1}, "none has keys ['kind', 'shift']"),
     ({"kind": "scale", "shift": 0.0, "scale": 0.0}, "scale must hold finite numbers > 0"),
     ({"kind": "scale", "shift": "0", "scale": 1.0}, "shift must hold finite numbers"),
-    ({"kind": "standardize", "shift": [0.0], "scale": [1.0, 1.0]}, "shift must be a list of 2 numbers, one per feature"),
+    ({"kind": "standardize", "shift": [0.0], "scale": [1.0, 1.0]}, "shift must be a list of 2 numbers, one per number column"),
     ({"kind": "standardize", "shift": [0.0, 1e400], "scale": [1.0, 1.0]}, "shift must hold finite numbers"),
 ])
 def test_a_damaged_preprocessing_description_is_refused(spec, message):
@@ -94,7 +94,7 @@ def test_scale_maps_training_range_to_unit_interval():
 def test_csv_with_header_target_by_name_and_text_labels(tmp_path):
     path = tmp_path / "iris.csv"
     path.write_text("a,b,species\n1,2,setosa\n3,4,virginica\n5,6,setosa\n")
-    X, y, names, features, target = read_csv(path, target="species")
+    X, y, names, features, target, *_ = read_csv(path, target="species")
     assert X.tolist() == [[1, 2], [3, 4], [5, 6]] and y.tolist() == [0, 1, 0] and names == ["setosa", "virginica"]
     assert features == ("a", "b") and target == "species"
     ds = load_dataset(DataConfig(name="csv", path=str(path), target="species", val_fraction=0), np.random.default_rng(0))
@@ -105,7 +105,7 @@ def test_csv_with_header_target_by_name_and_text_labels(tmp_path):
 def test_csv_regression_and_target_index(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text("0.5,1,2\n1.5,3,4\n")
-    X, y, _, features, target = read_csv(path, target=0, header=False, task="regression")
+    X, y, _, features, target, *_ = read_csv(path, target=0, header=False, task="regression")
     assert X.tolist() == [[1, 2], [3, 4]] and y.tolist() == [[0.5], [1.5]] and features is target is None
 
 
@@ -155,7 +155,7 @@ def test_csv_with_given_validation_and_test_files(tmp_path):
 def test_a_spreadsheet_byte_order_mark_is_not_part_of_the_first_column(tmp_path):
     path = tmp_path / "excel.csv"
     path.write_bytes("\ufeffsepal,petal,species\n1,2,a\n3,4,b\n".encode("utf-8"))
-    X, y, classes, features, _ = read_csv(path, target="species")
+    X, y, classes, features, *_ = read_csv(path, target="species")
     assert X.shape == (2, 2) and classes == ["a", "b"] and features == ("sepal", "petal")
     path.write_bytes("\ufeffsepal,petal\n1,2\n3,4\n".encode("utf-8"))
     X, y, *_ = read_csv(path, target="sepal", task="regression")

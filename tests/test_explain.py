@@ -64,7 +64,7 @@ def test_every_offline_config_is_explained_and_every_step_agrees(name):
             assert f"fwd: {layer.forward_formula}  =>  {formula}" in backward
     order = [int(i) for i in dict.fromkeys(re.findall(r"^  layers\.(\d+) ", backward, re.M))]  # a block: twice
     assert order == list(range(len(layers)))[::-1]
-    assert LOSSES[cfg.loss].seed_formula in section(output, "loss")
+    assert LOSSES[cfg.loss.name].seed_formula in section(output, "loss")
 
 
 def _shared_mnist():

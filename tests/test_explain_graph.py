@@ -141,7 +141,7 @@ def mnist_shaped():
     cfg = load_config(CONFIGS / "mnist.yaml")
     rng = np.random.default_rng(0)
     model = build_model(list(cfg.model.layers), 784, 10, rng)
-    return trace(model, LOSSES[cfg.loss], rng.uniform(size=(2, 784)), np.array([3, 7]), check=False)
+    return trace(model, LOSSES[cfg.loss.name], rng.uniform(size=(2, 784)), np.array([3, 7]), check=False)
 
 
 def test_long_formulas_wrap_at_top_level_commas():

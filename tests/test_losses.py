@@ -173,3 +173,39 @@ def test_check_fit_names_what_does_not_fit(spec, args, kwargs, message):
     with pytest.raises(DataError) as e:
         spec.check_fit(*args, **kwargs)
     assert str(e.value) == message
+
+
+@pytest.mark.parametrize("name", ["softmax_cross_entropy", "bce_with_logits"])
+def test_class_weighted_loss_gradient_matches_finite_differences(name, rng):
+    spec = LOSSES[name]
+    k = 1 if spec.target == BINARY else 4
+    logits = rng.normal(size=(9, k)) * 3
+    y = spec.random_targets(rng, 9, k)
+    weights = rng.uniform(0.2, 5.0, size=2 if spec.target == BINARY else k)
+    fn = spec.with_class_weights(weights).fn
+    loss, dlogits = fn(logits, y)
+    numeric = numerical_gradient(lambda: fn(logits, y)[0], logits)
+    assert relative_error(dlogits, numeric).max() < 1e-7
+    rows = np.array([spec.fn(logits[i:i + 1], y[i:i + 1])[0] for i in range(9)])  # (N,) unweighted, row by row
+    w = weights[y.astype(np.int64)].reshape(9)  # (N,) each row's weight (k = 1 for the binary loss)
+    assert loss == pytest.approx(np.mean(w * rows), rel=1e-12)
+
+
+def test_weights_of_one_give_the_unweighted_loss_exactly(rng):
+    logits, y = rng.normal(size=(6, 3)), rng.integers(0, 3, 6)
+    loss, d = CE.with_class_weights(np.ones(3)).fn(logits, y)
+    plain, d_plain = CE.fn(logits, y)
+    assert loss == pytest.approx(plain, rel=1e-15) and np.allclose(d, d_plain, rtol=1e-15, atol=0)
+
+
+def test_balanced_weights_are_scikit_learns():
+    utils = pytest.importorskip("sklearn.utils")
+    from mlp_manual.losses import class_weights
+
+    y = np.array([0] * 90 + [1] * 8 + [2] * 2)
+    expected = utils.compute_class_weight("balanced", classes=np.arange(3), y=y)
+    np.testing.assert_allclose(class_weights("balanced", y, 3, ("a", "b", "c")), expected, rtol=1e-15)
+    assert class_weights({"c": 4.0}, y, 3, ("a", "b", "c")).tolist() == [1.0, 1.0, 4.0]
+    assert class_weights({2: 4.0}, y, 3, (0, 1, 2)).tolist() == [1.0, 1.0, 4.0]
+    with pytest.raises(DataError, match=r"names the class 'd', which the data lacks \(classes: a, b, c\)"):
+        class_weights({"d": 2.0}, y, 3, ("a", "b", "c"))

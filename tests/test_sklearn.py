@@ -154,7 +154,7 @@ def test_fitted_attributes_follow_scikit_learn():
     assert clf.best_loss_ == min(clf.loss_curve_)
     assert len(clf.validation_scores_) == 5 and all(0 <= s <= 1 for s in clf.validation_scores_)
     assert clf.best_validation_score_ == max(clf.validation_scores_)
-    assert clf.config_.training.epochs == 5 and clf.config_.loss == "softmax_cross_entropy"
+    assert clf.config_.training.epochs == 5 and clf.config_.loss.name == "softmax_cross_entropy"
     assert not hasattr(clf, "feature_names_in_")
     no_val = MLPRegressor(max_iter=2).fit(X, y.astype(float))
     assert no_val.validation_scores_ is None and no_val.best_validation_score_ is None

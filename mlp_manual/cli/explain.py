@@ -101,7 +101,7 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
     result = trace(model, exp.loss, X[picked], y[picked], seed=seed, max_elements=max_elements or None)
     weights = f"trained weights from {model_path}" if model_path else f"initial weights (seed {cfg.seed})"
     header = (f"{cfg.name}: training rows {format_rows(picked)} of {len(X)} ({cfg.data.name}), {weights}, "
-              f"loss {cfg.loss}")
+              f"loss {cfg.loss.name}")
     if html_path:  # before any output: a pass too large for the page is refused in one line
         from ..explain.html import pass_data
 

@@ -41,10 +41,11 @@ def main(model_path, output):
     graph = proto.graph
     from onnx import TensorProto
 
-    indices = graph.input[0].type.tensor_type.elem_type == TensorProto.INT64
-    kind = "int64 character indices" if indices else "float32"
-    say(f"wrote {output}: opset {proto.opset_import[0].version}, input {describe(graph.input[0])} {kind}, "
-        f"outputs {', '.join(describe(o) for o in graph.output)}")
+    kinds = {TensorProto.INT64: "int64 character indices", TensorProto.STRING: "strings (categorical columns)",
+             TensorProto.FLOAT: "float32"}
+    inputs = ", ".join(f"{describe(i)} {kinds[i.type.tensor_type.elem_type]}" for i in graph.input)
+    say(f"wrote {output}: opset {proto.opset_import[0].version}, input{'s' if len(graph.input) > 1 else ''} "
+        f"{inputs}, outputs {', '.join(describe(o) for o in graph.output)}")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ def _type_name(tp) -> str:
     if typing.get_origin(tp) in (typing.Union, types.UnionType):
         return " or ".join(_type_name(a) for a in typing.get_args(tp) if a is not type(None))
     return {int: "an integer", float: "a number", str: "a string", bool: "true or false",
-            tuple: "a list"}.get(tp, getattr(tp, "__name__", str(tp)))
+            tuple: "a list", dict: "a mapping"}.get(tp, getattr(tp, "__name__", str(tp)))
 
 
 _SCIENTIFIC = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
@@ -53,7 +53,8 @@ def _coerce(value, tp, key: str, source: str):
           int: isinstance(value, int) and not isinstance(value, bool),
           float: isinstance(value, (int, float)) and not isinstance(value, bool),
           str: isinstance(value, str),
-          tuple: isinstance(value, (list, tuple))}[tp]
+          tuple: isinstance(value, (list, tuple)),
+          dict: isinstance(value, dict)}[tp]
     if not ok:
         raise ConfigError(f"{source}: {key} must be {_type_name(tp)}, got {short_repr(value)}")
     if tp is float and not math.isfinite(value):
@@ -211,16 +212,25 @@ def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config must be a mapping of sections, got {type(raw).__name__}")
-    raw = plain(raw)  # a copy that overrides can change
+    raw = _named_sections(plain(raw))  # a copy that overrides can change
     _refuse_unknown_keys(raw, source)  # every unknown key of the file at once
     if overrides:  # before validation: a --set may fix a value of the file
         for text in overrides:
             path, value = parse_override(text)
             _apply_override(raw, path, value, text)
+            raw = _named_sections(raw)
         source = f"{source} with --set {short_text(' '.join(overrides))}"
     cfg = _build(Config, with_dataset_defaults(raw), "", source)
     check_memory(cfg, source)
     return cfg
+
+
+NAMED_SECTIONS = ("loss",)  # sections a name alone may stand for: loss: mse is loss: {name: mse}
+
+
+def _named_sections(raw: dict) -> dict:
+    """``raw`` with a name given for a whole named section written as the section."""
+    return {k: {"name": v} if k in NAMED_SECTIONS and isinstance(v, str) else v for k, v in raw.items()}
 
 
 def _unknown_keys(raw, cls, prefix: str = "") -> list[str]:

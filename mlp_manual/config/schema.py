@@ -7,6 +7,7 @@ naming the key and the file (or ``--set``) for an unknown key, a wrong type or a
 
 from dataclasses import dataclass, field
 
+from ..datasets.categories import UNSEEN_KINDS
 from ..datasets.dataset import MISSING_KINDS
 from ..datasets.load import LOADERS
 from ..errors import ConfigError, short_repr
@@ -30,7 +31,8 @@ def _opt(default, *, check=None, must="", choices=None, each=None):
 
 
 def column_name(item, key: str):
-    """A CSV column of data.columns or data.drop: a header name, or an index (negative from the end)."""
+    """A CSV column of data.columns, data.drop or data.categorical: a header name, or an index
+    (negative from the end)."""
     if isinstance(item, bool) or not isinstance(item, (int, str)):
         raise ConfigError(f"{key} must be a column name or index, got {short_repr(item)}")
     return item
@@ -56,12 +58,16 @@ class DataConfig:
     columns: tuple | None = _opt(None, each=column_name)  # csv: the feature columns, in this order (default: all)
     drop: tuple = _opt((), each=column_name)  # csv: columns that are not features (an ID column)
     missing: str = _opt("error", choices=MISSING_KINDS)  # csv: what an empty feature cell becomes
+    categorical: tuple | None = _opt(None, each=column_name)  # csv: columns of categories (default: text columns)
+    unseen_category: str = _opt("error", choices=UNSEEN_KINDS)  # csv: a category training lacks: error, or all 0
     header: bool = True  # csv: the first row holds column names
     delimiter: str = _opt(",", check=lambda v: len(v) == 1, must="be a single character")
     task: str = _opt("classification", choices=("classification", "regression"))  # csv
     val_fraction: float = _opt(0.2, **fraction)
     test_fraction: float = _opt(0.0, **fraction)
     preprocess: str = _opt("none", choices=("none", "scale", "standardize"))
+    # standardize regression targets (predictions in their units)
+    target_preprocess: str = _opt("none", choices=("none", "standardize"))
     data_dir: str | None = None  # where mnist / fashion_mnist files live
     context: int = _opt(3, check=lambda v: 1 <= v <= MAX_CONTEXT, must=f"be between 1 and {MAX_CONTEXT}")  # text
 
@@ -71,6 +77,21 @@ class ModelConfig:
     layers: tuple = _opt(({"type": "linear", "units": 16}, {"type": "relu"}, {"type": "linear"}), each=check_spec)
     init: str = _opt("he_uniform", choices=tuple(init_names()))
     init_from: str | None = None  # a trained model.npz whose weights start the run (mlp-train --init-from)
+
+
+def class_weight_setting(v) -> bool:
+    """loss.class_weights: "balanced", or a mapping of class labels to weights > 0."""
+    if isinstance(v, str):
+        return v == "balanced"
+    return all(isinstance(k, (str, int)) and not isinstance(k, bool) and isinstance(w, (int, float))
+               and not isinstance(w, bool) and 0 < w < float("inf") for k, w in v.items())
+
+
+@dataclass(frozen=True)
+class LossConfig:
+    name: str = _opt("softmax_cross_entropy", choices=LOSS_NAMES)  # a name alone stands for the section: loss: mse
+    class_weights: str | dict | None = _opt(None, check=class_weight_setting,  # classification
+                                            must="be balanced, or a mapping of class labels to weights > 0")
 
 
 @dataclass(frozen=True)
@@ -136,7 +157,7 @@ class Config:
     dtype: str = _opt("float32", choices=("float32", "float64"))
     data: DataConfig = DataConfig()
     model: ModelConfig = ModelConfig()
-    loss: str = _opt("softmax_cross_entropy", choices=LOSS_NAMES)
+    loss: LossConfig = LossConfig()  # written as a name alone when it has no other key: loss: mse
     optimizer: OptimizerConfig = OptimizerConfig()
     schedule: ScheduleConfig = ScheduleConfig()
     training: TrainingConfig = TrainingConfig()

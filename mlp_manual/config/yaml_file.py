@@ -46,8 +46,12 @@ def paths_from_folder(raw, folder: Path):
 
 
 def config_to_dict(cfg: Config) -> dict:
-    """The fully resolved config as plain YAML-able types (tuples become lists)."""
-    return plain(dataclasses.asdict(cfg))
+    """The fully resolved config as plain YAML-able types (tuples become lists); a loss with no
+    setting but its name is written as the name (loss: mse)."""
+    raw = plain(dataclasses.asdict(cfg))
+    if cfg.loss.class_weights is None:
+        raw["loss"] = cfg.loss.name
+    return raw
 
 
 def with_absolute_paths(cfg: Config) -> Config:

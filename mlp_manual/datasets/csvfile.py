@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import DataError, did_you_mean
+from . import categories as cat
 
 
 class CsvData(NamedTuple):
@@ -15,11 +16,16 @@ class CsvData(NamedTuple):
     class_names: list[str] | None  # text labels in sorted order (class index = position)
     feature_names: tuple[str, ...] | None  # (D,) the header without the target; None without one
     target_name: str | None  # the target column's header cell
+    # per feature column: None for a number, or the texts of a categorical column (sorted), which
+    # X holds as codes (categories.py); None when no column is categorical
+    levels: tuple[tuple[str, ...] | None, ...] | None = None
+    categorical: tuple[int, ...] = ()  # the file's categorical columns (indices), to read a file of this layout
 
 
 def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = True, delimiter: str = ",",
              task: str = "classification", every_class: bool = True, key: str | None = None, dtype=np.float64,
-             columns: tuple | None = None, drop: tuple = (), missing: str = "error"):
+             columns: tuple | None = None, drop: tuple = (), missing: str = "error", categorical: tuple | None = None,
+             known: tuple | None = None, unseen: str = "error"):
     """Read a numeric CSV; one column is the target, the others (or ``columns`` of them, or all
     but ``drop``) are the features.
 
@@ -27,12 +33,16 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
     columns, the feature columns in order (data.columns), and drop, columns that are not
     features (data.drop), each a name or an index;
     missing, what an empty feature cell is (data.missing): "error", or NaN, to be filled;
+    categorical, the feature columns that hold categories (data.categorical: names or indices),
+    or None to take those that hold text; known, a model's categories per feature (as
+    ``levels``: these columns are categorical), to code the cells by instead of the file's own
+    texts, a text they lack being an error or, with ``unseen`` "zeros", -1;
     task, "classification" (integer labels 0..C-1, or text labels mapped to 0..C-1 in sorted
     order) or "regression" (numbers); every_class, integer labels must cover 0..max with no gap
     (false for a validation or test file, which may lack a class); key, the config key the path
     came from, named in every error beside the path; dtype, the run's: a number beyond its range
     is an error naming the cell (a float32 run cannot hold 1e39).
-    Returns: CsvData (X, y, class_names, feature_names, target_name).
+    Returns: CsvData (X, y, class_names, feature_names, target_name, levels, categorical).
     """
     name = f"{path} ({key})" if key else path
     if not isinstance(delimiter, str) or len(delimiter) != 1:
@@ -77,9 +87,33 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         t = target % width
     hint = "" if header else " (is the first row a header? set data.header: true)"
     features = feature_columns(names, width, t, columns, drop, name)
-    X = parse_numbers(rows, features, name, "trained on", first_row_hint=hint, column_names=names, dtype=dtype,
-                      remedy=TRAINING_REMEDY, missing=missing != "error",
-                      missing_remedy=" (or fill such cells: data.missing: mean, median or most_frequent)")
+    if known is not None:
+        if len(known) != len(features):
+            raise DataError(f"{name}: has {len(features)} feature columns, the model takes {len(known)}")
+        text = [k for k, c in zip(features, known) if c is not None]
+    elif categorical is None:
+        text = cat.detect(rows, features, names, name)
+    else:
+        text = [column_index(c, names, width, name, "data.categorical") for c in categorical]
+        stray = next((k for k in text if k not in features), None)
+        if stray is not None:
+            raise DataError(f"{name}: data.categorical names {repr(names[stray]) if names else stray}, which is not "
+                            "a feature column")
+    numbers = [k for k in features if k not in text]
+    X = np.empty((len(rows), len(features)))  # (N, D)
+    X[:, [features.index(k) for k in numbers]] = parse_numbers(
+        rows, numbers, name, "trained on", first_row_hint=hint, column_names=names, dtype=dtype,
+        remedy=TRAINING_REMEDY, missing=missing != "error",
+        missing_remedy=" (or fill such cells: data.missing: mean, median or most_frequent)",
+        text_remedy=" (a column of categories? name it in data.categorical)")
+    levels = [None] * len(features)
+    for k in text:
+        j = features.index(k)
+        X[:, j], levels[j] = cat.encode(
+            rows, k, lambda line: cell_where(name, line, k, names), None if known is None else list(known[j]),
+            missing != "error", unseen, " (set data.unseen_category: zeros to read such a value as all zeros)")
+        levels[j] = tuple(levels[j])
+    found = {"levels": tuple(levels) if text else None, "categorical": tuple(sorted(text))}
     feature_names = tuple(names[k] for k in features) if names else None
     target_name = names[t] if names else None
     labels = [r[t].strip() for _, r in rows]
@@ -96,7 +130,7 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
             if abs(y[i, 0]) > np.finfo(dtype).max:
                 raise DataError(f"{name}: line {line}: target {v!r} {beyond(dtype)}: it cannot be trained on in "
                                 f"{np.dtype(dtype).name}{TRAINING_REMEDY}")
-        return CsvData(X, y, None, feature_names, target_name)
+        return CsvData(X, y, None, feature_names, target_name, **found)
     single_class = DataError(f"{name}: the target column {repr(names[t]) if names else t + 1} holds a single "
                              f"class ({labels[0]!r}); classification needs at least 2 classes")
     try:
@@ -106,7 +140,7 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         if every_class and len(classes) < 2:
             raise single_class from None
         y = np.array([classes.index(v) for v in labels], dtype=np.int64)
-        return CsvData(X, y, classes, feature_names, target_name)
+        return CsvData(X, y, classes, feature_names, target_name, **found)
     bad = np.flatnonzero((numeric != np.round(numeric)) | (numeric < 0) | ~np.isfinite(numeric))
     if bad.size:
         line = rows[bad[0]][0]
@@ -122,7 +156,7 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         raise DataError(f"{name}: integer class labels must run 0..C-1 with no gaps, but no row has label "
                         f"{missing} (labels found: {_label_list(present)}; the largest, {labels[top]!r}, is on "
                         f"line {rows[top][0]})")
-    return CsvData(X, numeric.astype(np.int64), None, feature_names, target_name)
+    return CsvData(X, numeric.astype(np.int64), None, feature_names, target_name, **found)
 
 
 TRAINING_REMEDY = "; correct the value, or train in float64 (dtype: float64)"
@@ -192,13 +226,14 @@ def delimiter_hint(cells: list[str], delimiter: str, option: str) -> str:
 
 def parse_numbers(rows: list, columns: list[int], name, purpose: str, first_row_hint: str = "",
                   column_names: list[str] | None = None, dtype=np.float64, remedy: str = "",
-                  missing: bool = False, missing_remedy: str = "") -> np.ndarray:
+                  missing: bool = False, missing_remedy: str = "", text_remedy: str = "") -> np.ndarray:
     """The cells ``columns`` (indices into each row) of ``rows`` [(line, cells), ...] as numbers.
 
     Every cell must be a number that ``dtype`` holds as a finite value, or, with ``missing``,
     empty (a missing value, read as NaN); the error names the line and the column (1-based, and
     its name when ``column_names`` is given) and says what such a value cannot be: ``purpose``
-    (and, beyond the dtype's range, what to do: ``remedy``; for an empty cell, ``missing_remedy``).
+    (and, beyond the dtype's range, what to do: ``remedy``; for an empty cell, ``missing_remedy``;
+    for text, ``text_remedy``).
     Returns: X (N, len(columns)) float64.
     """
     X = np.empty((len(rows), len(columns)))
@@ -209,24 +244,26 @@ def parse_numbers(rows: list, columns: list[int], name, purpose: str, first_row_
             try:
                 X[i, j] = float(cell)
             except ValueError:
-                where = _where(name, line, k, column_names)
+                where = cell_where(name, line, k, column_names)
                 if not cell.strip():
                     if missing:
                         X[i, j] = np.nan
                         continue
                     raise DataError(f"{where}: the cell is empty; a missing value cannot be {purpose}: fill it in or "
                                     f"remove the row{missing_remedy}") from None
-                raise DataError(f"{where}: {cell.strip()!r} is not a number{first_row_hint if i == 0 else ''}") from None
+                raise DataError(f"{where}: {cell.strip()!r} is not a number"
+                                f"{first_row_hint if i == 0 and first_row_hint else text_remedy}") from None
             if not np.isfinite(X[i, j]):
-                raise DataError(f"{_where(name, line, k, column_names)}: {cell.strip()!r} is not a finite number "
+                where = cell_where(name, line, k, column_names)
+                raise DataError(f"{where}: {cell.strip()!r} is not a finite number "
                                 f"(NaN and infinity cannot be {purpose})")
             if abs(X[i, j]) > largest:
-                raise DataError(f"{_where(name, line, k, column_names)}: {cell.strip()!r} {beyond(dtype)}: it cannot "
+                raise DataError(f"{cell_where(name, line, k, column_names)}: {cell.strip()!r} {beyond(dtype)}: it cannot "
                                 f"be {purpose} in {np.dtype(dtype).name}{remedy}")
     return X
 
 
-def _where(name, line: int, column: int, column_names) -> str:
+def cell_where(name, line: int, column: int, column_names) -> str:
     return f"{name}: line {line}, column {column + 1}" + (f" ({column_names[column]})" if column_names else "")
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import DataError, out_of_memory, short_repr
 from ..readable import readable_bytes
 from . import real, synthetic, text
+from .categories import translate
 from .csvfile import read_csv
 from .dataset import Dataset, Preprocessing, check_arrays, preprocess, split
 
@@ -50,16 +51,17 @@ class Generated:
 def _csv(cfg: DataConfig, rng: np.random.Generator, dtype=np.float64) -> Dataset:
     if not cfg.path:
         raise DataError("data.path is required for the csv dataset")
+    columns = {"columns": cfg.columns, "drop": cfg.drop, "missing": cfg.missing}
     table = read_csv(cfg.path, cfg.target, cfg.header, cfg.delimiter, cfg.task, key="data.path", dtype=dtype,
-                     columns=cfg.columns, drop=cfg.drop, missing=cfg.missing)
+                     categorical=cfg.categorical, **columns)
     X, y, names = table.X, table.y, table.class_names
-    parts = {}
+    parts, tables = {}, [table]
     for part in ("val", "test"):
         path = getattr(cfg, f"{part}_path")
         if path:
-            Xp, yp, part_names, _, _ = read_csv(path, cfg.target, cfg.header, cfg.delimiter, cfg.task,
-                                                every_class=False, key=f"data.{part}_path", dtype=dtype,
-                                                columns=cfg.columns, drop=cfg.drop, missing=cfg.missing)
+            other = read_csv(path, cfg.target, cfg.header, cfg.delimiter, cfg.task, every_class=False,
+                             key=f"data.{part}_path", dtype=dtype, categorical=table.categorical, **columns)
+            Xp, yp, part_names = other.X, other.y, other.class_names
             if Xp.shape[1] != X.shape[1]:
                 raise DataError(f"{path}: has {Xp.shape[1]} feature columns, {cfg.path} has {X.shape[1]}")
             if names is not None:  # text labels: map by the training file's classes
@@ -73,13 +75,29 @@ def _csv(cfg: DataConfig, rng: np.random.Generator, dtype=np.float64) -> Dataset
                 raise DataError(f"{path}: class label {int(yp.max())} does not occur in {cfg.path} "
                                 f"(labels 0..{int(y.max())})")
             parts.update({f"X_{part}": Xp, f"y_{part}": yp})
-    columns = {"feature_names": table.feature_names,
+            tables.append(other)
+    levels = _shared_levels(tables)
+    columns = {"feature_names": table.feature_names, "levels": levels,
                "target_names": None if table.target_name is None else (table.target_name,)}
     if cfg.task == "regression":
         return Dataset(cfg.name, X, y, source=f"{cfg.path} (data.path)", task_key="data.task", **columns, **parts)
     n_classes = len(names) if names else int(max([y.max(), *(parts[k].max() for k in parts if k[0] == "y")])) + 1
     return Dataset(cfg.name, X, y, n_classes=n_classes, class_names=tuple(names) if names else None,
                    source=f"{cfg.path} (data.path)", task_key="data.task", **columns, **parts)
+
+
+def _shared_levels(tables: list) -> tuple | None:
+    """The texts of each categorical feature over the CSVs ``tables`` (training, then the
+    validation and test files), sorted; every table's X recoded, in place, to index them."""
+    if tables[0].levels is None:
+        return None
+    levels = tuple(None if lv is None else tuple(sorted(set().union(*(t.levels[j] for t in tables))))
+                   for j, lv in enumerate(tables[0].levels))
+    for t in tables:
+        for j, lv in enumerate(levels):
+            if lv is not None:
+                t.X[:, j] = translate(t.X[:, j], list(t.levels[j]), list(lv))
+    return levels
 
 
 # (config, generator, the run's dtype) -> Dataset; a loader of values that may not fit the dtype
@@ -151,13 +169,25 @@ def _load(cfg: DataConfig, rng: np.random.Generator, dtype, fitted: Preprocessin
             raise DataError(f"{ds.source or cfg.name}: too few rows for the requested splits: the {part} split "
                             "is empty; lower data.val_fraction / data.test_fraction or add rows")
     with np.errstate(over="ignore", invalid="ignore"):  # what overflows is reported below, by its split and feature
-        ds = preprocess(ds, cfg.preprocess, dtype, fitted, cfg.missing if filled(cfg) else "error")
+        ds = preprocess(ds, cfg.preprocess, dtype, fitted, cfg.missing if filled(cfg) else "error",
+                        cfg.unseen_category)
         if ds.text:  # character indices stay integers
             return ds
         cast = (lambda A: None if A is None else np.ascontiguousarray(A, dtype=dtype))
         ds = replace(ds, X_train=cast(ds.X_train), X_val=cast(ds.X_val), X_test=cast(ds.X_test))
     _check_preprocessed(ds, cfg, np.dtype(dtype))
-    return ds
+    return _scale_targets(ds, cfg) if cfg.target_preprocess != "none" else ds
+
+
+def _scale_targets(ds: Dataset, cfg: DataConfig) -> Dataset:
+    """Regression targets (N, K) of every split standardized by the training split's mean and
+    standard deviation (data.target_preprocess), recorded in ``ds.target_preprocessing``."""
+    if ds.classification:
+        raise DataError(f"{ds.source or cfg.name}: data.target_preprocess: {cfg.target_preprocess} is for regression "
+                        "targets, and this data has classes")
+    p = Preprocessing.fit(cfg.target_preprocess, ds.y_train)
+    return replace(ds, y_train=p.apply(ds.y_train), y_val=p.apply(ds.y_val), y_test=p.apply(ds.y_test),
+                   target_preprocessing=p)
 
 
 def filled(cfg: DataConfig) -> bool:

@@ -13,27 +13,32 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..errors import DataError
-from .csvfile import column_index, delimiter_hint, parse_numbers
+from . import categories as cat
+from .csvfile import cell_where, column_index, delimiter_hint, parse_numbers
 
 
 class RowFile:
     """The rows of ``path`` as chunks of at most ``chunk_rows`` rows.
 
-    Inputs: n_features D and feature_names (the model's training columns, None when it has no
-    names); delimiter of a CSV; dtype, the model's, whose range a CSV's numbers must fit. A
+    Inputs: n_features R and feature_names (the model's raw feature columns, None when it has
+    no names); categories, per feature None or a categorical column's categories, whose cells
+    become codes (categories.py), a text not among them being an error or, with ``unseen``
+    "zeros", -1; delimiter of a CSV; dtype, the model's, whose range a CSV's numbers must fit. A
     ``.npy`` file is read by memory mapping and yields (N, D) or (N, H, W) arrays as stored, for
-    the caller to check against the model; a CSV yields (N, D) float64 arrays of finite numbers
-    within the dtype's range, its columns in the training order.
+    the caller to check against the model; a CSV yields (N, R) float64 arrays of finite numbers
+    within the dtype's range (and codes), its columns in the training order.
     Iterating yields (index of the first row, rows); ``bytes_read`` says how far it got, and
     ``where`` names a row of the chunk last yielded (and a feature) in a message. ``keep``
     names CSV columns whose cells are copied, as text, into ``kept`` for each row yielded.
     """
 
     def __init__(self, path: str | os.PathLike, n_features: int | None, feature_names=None, delimiter: str = ",",
-                 chunk_rows: int = 4096, dtype=np.float64, keep: tuple = (), missing: bool = False):
+                 chunk_rows: int = 4096, dtype=np.float64, keep: tuple = (), missing: bool = False,
+                 categories: tuple | None = None, unseen: str = "error"):
         self.path, self.name, self.dtype = path, str(path), dtype
         self.missing = missing  # an empty cell is a missing value (NaN), which the model's preprocessing fills
         self.n_features, self.feature_names = n_features, feature_names
+        self.categories, self.unseen = categories, unseen
         self.keep = tuple(keep)  # columns copied as they are (a name, or an index without a header)
         self.kept: list[list[str]] = []  # the cells of ``keep`` of each row of the chunk last yielded
         self.delimiter, self.chunk_rows = delimiter, chunk_rows
@@ -100,13 +105,17 @@ class RowFile:
         self.bytes_read = self.size
 
     def _is_header(self, cells: list[str]) -> bool:
-        """A first row is a header when a cell is not a number, or when it holds every training
-        feature name (names that look like numbers)."""
+        """A first row is a header when it holds every training feature name (names that look
+        like numbers), or when a cell that should be a number is not: any cell, but those of
+        the categorical columns of a row as wide as the model's raw rows."""
         stripped = [c.strip() for c in cells]
         if self.feature_names and set(self.feature_names) <= set(stripped):
             return True
+        numbers = range(len(stripped))
+        if self.categories is not None and len(stripped) == len(self.categories):
+            numbers = [j for j, c in enumerate(self.categories) if c is None]
         try:
-            [float(c) for c in stripped]
+            [float(stripped[j]) for j in numbers]
         except ValueError:
             return True
         return False
@@ -155,6 +164,19 @@ class RowFile:
             if len(cells) != width:
                 raise DataError(f"{self.name}: line {line} has {len(cells)} columns, expected {width}")
         self.kept = [[cells[k] for k in self._kept_of] for _, cells in records]
-        return parse_numbers(records, columns, self.name, "predicted from", column_names=names, dtype=self.dtype,
-                             remedy=", the model's dtype", missing=self.missing,
-                             missing_remedy=" (this model was trained without data.missing, so it fills none)")
+        numbers = "predicted from", " (this model was trained without data.missing, so it fills none)"
+        if self.categories is None:
+            return parse_numbers(records, columns, self.name, numbers[0], column_names=names, dtype=self.dtype,
+                                 remedy=", the model's dtype", missing=self.missing, missing_remedy=numbers[1])
+        X = np.empty((len(records), len(columns)))  # (N, R)
+        of_numbers = [j for j, c in enumerate(self.categories) if c is None]
+        X[:, of_numbers] = parse_numbers(records, [columns[j] for j in of_numbers], self.name, numbers[0],
+                                         column_names=names, dtype=self.dtype, remedy=", the model's dtype",
+                                         missing=self.missing, missing_remedy=numbers[1])
+        for j, known in enumerate(self.categories):
+            if known is not None:
+                k = columns[j]
+                X[:, j], _ = cat.encode(records, k, lambda line: cell_where(self.name, line, k, names), list(known),
+                                        self.missing, self.unseen, " (the model was trained with "
+                                        "data.unseen_category: error; one trained with zeros reads it as all zeros)")
+        return X

@@ -16,6 +16,7 @@ from .. import __version__
 from ..errors import ExportError
 
 OPSET = 17  # the first opset with LayerNormalization; onnxruntime has run it since 1.11
+ML_OPSET = 3  # ai.onnx.ml's LabelEncoder and OneHotEncoder (categorical columns), as with opset 17
 IR_VERSION = 8  # the IR version that opset 17 came with, so older runtimes load the file too
 ELEMENT_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
                  np.dtype(np.int64): TensorProto.INT64}
@@ -58,7 +59,8 @@ class GraphBuilder:
         Inputs: inputs and outputs, lists of ``helper.make_tensor_value_info``.
         """
         graph = helper.make_graph(self.nodes, "mlp_manual", inputs, outputs, self.constants)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET),
+                                                        helper.make_opsetid("ai.onnx.ml", ML_OPSET)],
                                   producer_name="mlp-manual", producer_version=__version__, doc_string=doc)
         model.ir_version = IR_VERSION
         helper.set_model_props(model, metadata)
@@ -68,9 +70,9 @@ class GraphBuilder:
             raise ExportError(f"the ONNX graph failed ONNX's checker: {str(e).splitlines()[0]}") from None
         return model
 
-    def label_info(self, name: str):
-        """A (N,) tensor of strings."""
-        return helper.make_tensor_value_info(name, TensorProto.STRING, ["N"])
+    def label_info(self, name: str, width: int | None = None):
+        """A (N,) tensor of strings, or (N, width)."""
+        return helper.make_tensor_value_info(name, TensorProto.STRING, ["N"] if width is None else ["N", width])
 
     def value_info(self, name: str, width, dtype=None):
         """A (N, width) tensor description; N, and ``width`` when None, are left symbolic."""

@@ -123,4 +123,4 @@ def config_batch(path, overrides, seed: int):
     X, y = exp.data.X_train, exp.data.y_train
     n = min(len(X), max(cfg.training.batch_size, 2), CONFIG_BATCH)
     rows = np.sort(np.random.default_rng(seed).choice(len(X), n, replace=False))
-    return exp, X[rows], y[rows], f"{cfg.name} ({cfg.loss}) X({n}, {X.shape[1]})"
+    return exp, X[rows], y[rows], f"{cfg.name} ({cfg.loss.name}) X({n}, {X.shape[1]})"

@@ -114,7 +114,7 @@ def load_run_data(model_path, *, config_path=None, dataset: str | None = None, d
         if difference:
             raise DataError(f"{model_path}: cannot rebuild the run's {split} split of {label}: {difference}. "
                             f"To evaluate a file as it is now, as a whole, pass it with --data FILE")
-    loss = LOSSES[cfg.loss]
+    loss = LOSSES[cfg.loss.name]
     check_saved_model(model, str(model_path), d, label, loss)
     if d.text and info.vocabulary != d.vocabulary:
         model_chars = info.vocabulary.describe() if info.vocabulary else "none (it was not trained on text)"
@@ -171,22 +171,27 @@ def evaluate_file(model_path, path, *, config_path=None) -> SplitEvaluation:
     if info.task is None or info.preprocessing is None:
         raise DataError(f"{model_path}: this model file does not describe its data (it was written before model "
                         "files did), so a file cannot be evaluated with it; evaluate its run's split instead")
+    p = info.preprocessing
     table = read_csv(path, cfg.data.target, cfg.data.header, cfg.data.delimiter, info.task, every_class=False,
-                     columns=cfg.data.columns, drop=cfg.data.drop, missing=cfg.data.missing)
+                     columns=cfg.data.columns, drop=cfg.data.drop, missing=cfg.data.missing, known=p.categories,
+                     unseen=p.unseen)
     name = Path(path).name
-    if table.X.shape[1] != info.n_features:
-        raise DataError(f"{path}: has {table.X.shape[1]} feature columns, {model_path} takes {info.n_features}")
+    if table.X.shape[1] != info.raw_features:
+        raise DataError(f"{path}: has {table.X.shape[1]} feature columns, {model_path} takes {info.raw_features}")
     if info.feature_names and table.feature_names and table.feature_names != info.feature_names:
         raise DataError(f"{path}: its feature columns {', '.join(table.feature_names)} are not the model's "
                         f"({', '.join(info.feature_names)})")
     y = _model_classes(table, info, path) if info.task == "classification" else table.y
     dtype = model.dtype
-    X = info.preprocessing.apply(table.X.astype(np.float64), dtype)  # (N, D)
+    X = p.apply(table.X.astype(np.float64), dtype)  # (N, D)
     check_user_layers(model, X)
     loss = LOSSES[info.loss]
     n_classes = len(info.classes) if info.classes else None
+    targets = info.target_preprocessing
+    if targets is not None:  # the file's targets in the units the model was trained on
+        y = targets.apply(y)
     d = Dataset(name, X, y, n_classes=n_classes, class_names=tuple(map(str, info.classes)) if info.classes else None,
-                target_names=info.target_names)
+                target_names=info.target_names, target_preprocessing=targets)
     return _evaluate(model, loss, name, "whole file", X, loss.targets(y, dtype), d)
 
 
@@ -222,7 +227,7 @@ def _shown(classes) -> str:
 
 def _evaluate(model: Model, loss, label: str, split: str, X, y, d: Dataset) -> SplitEvaluation:
     if not loss.classification:
-        return SplitEvaluation(label, split, None, evaluate_regression(model, loss, X, y),
+        return SplitEvaluation(label, split, None, evaluate_regression(model, loss, X, y, d.target_preprocessing),
                                target_labels(d.target_names, d.target_width))
     return SplitEvaluation(label, split, list(d.class_names_or_numbers), evaluate_classes(model, loss, X, y, d.n_classes))
 

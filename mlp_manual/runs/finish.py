@@ -135,7 +135,7 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
             learning.at_end(trainer.history.row(weights["epoch"]), weights_label(weights), history["train_loss"])
         warned = [*warned, *late]
     save_model(exp.model, run_dir / "model.npz", extra={"config_name": cfg.name},
-               info=ModelInfo.from_dataset(d, cfg.loss, exp.split))
+               info=ModelInfo.from_dataset(d, cfg.loss.name, exp.split))
     write_metrics(run_dir, history)
     stopping = trainer.early_stopping
     summary = {

@@ -2,7 +2,8 @@
 besides the weights. It is stored as keys of the model file's JSON spec (never pickle) and
 checked against the model when the file is loaded.
 
-D = features, C = classes, K = regression targets.
+D = model inputs, R = raw feature columns (a categorical column is one of R, one per category of D),
+C = classes, K = regression targets.
 """
 
 import math
@@ -28,15 +29,24 @@ class ModelInfo:
 
     task: str | None  # "classification", "regression", or None when the file does not say
     loss: str | None  # a name in ``losses.LOSSES``
-    n_features: int | None  # D
+    n_features: int | None  # D, the model's inputs
     preprocessing: Preprocessing | None
     classes: tuple | None = None  # (C,) class labels as in the data: text, or integers 0..C-1
-    feature_names: tuple[str, ...] | None = None  # (D,) the training CSV's header
+    feature_names: tuple[str, ...] | None = None  # (R,) the training CSV's feature columns
     target_names: tuple[str, ...] | None = None  # (K,) regression targets, or (1,) the label column
     input_shape: tuple[int, ...] | None = None  # (H, W) of image data; H * W = D
     version: str | None = None  # the mlp-manual version that wrote the file
     split: SplitRecord | None = None  # what defines the run's splits; None outside a run or in older files
     vocabulary: Vocabulary | None = None  # text data: the characters of indices 1..V-1 (0 is the boundary)
+    # regression trained on standardized targets (data.target_preprocess): outputs are inverted by it
+    target_preprocessing: Preprocessing | None = None
+
+    @property
+    def raw_features(self) -> int | None:
+        """R, the columns of a raw row: the model's inputs, but a categorical column is one."""
+        if self.n_features is None or self.preprocessing is None:
+            return self.n_features
+        return self.preprocessing.raw_width(self.n_features)
 
     @property
     def text(self) -> bool:
@@ -54,7 +64,7 @@ class ModelInfo:
             classes = tuple(data.class_names) if data.class_names else tuple(range(data.n_classes))
         return cls("classification" if data.classification else "regression", loss, data.n_features,
                    data.preprocessing or Preprocessing(), classes, data.feature_names, data.target_names,
-                   data.image_shape, __version__, split, data.vocabulary)
+                   data.image_shape, __version__, split, data.vocabulary, data.target_preprocessing)
 
     def to_json(self) -> dict:
         """The keys this description adds to a model file's spec."""
@@ -64,7 +74,8 @@ class ModelInfo:
                 "feature_names": listed(self.feature_names), "target_names": listed(self.target_names),
                 "input_shape": listed(self.input_shape), "mlp_manual_version": self.version,
                 **({"split": self.split.to_json()} if self.split else {}),
-                "vocabulary": self.vocabulary.to_json() if self.vocabulary else None}
+                "vocabulary": self.vocabulary.to_json() if self.vocabulary else None,
+                **({"target_preprocess": self.target_preprocessing.to_json()} if self.target_preprocessing else {})}
 
 
 def info_from_spec(spec: dict, model: Model, path) -> ModelInfo:
@@ -99,7 +110,7 @@ def info_from_spec(spec: dict, model: Model, path) -> ModelInfo:
     if task == "classification" and not _labels(classes, LOSSES[loss], outputs):
         raise damaged("classes", f"expected distinct labels (all text or all integers) for {outputs} "
                                  f"output{'s' if outputs != 1 else ''} with {loss}")
-    names = {"feature_names": n, "target_names": outputs if task == "regression" else 1}
+    names = {"feature_names": preprocessing.raw_width(n), "target_names": outputs if task == "regression" else 1}
     for key, length in names.items():
         v = spec.get(key)
         if v is not None and not (isinstance(v, list) and len(v) == length and all(isinstance(s, str) for s in v)
@@ -129,9 +140,17 @@ def info_from_spec(spec: dict, model: Model, path) -> ModelInfo:
         if task != "classification" or outputs != vocabulary.size or rows != vocabulary.size:
             raise damaged("vocabulary", f"expected {outputs - 1} characters, one per output but the boundary's, "
                                         "and an embedding with a row for each")
+    targets = None
+    if "target_preprocess" in spec:
+        try:
+            targets = Preprocessing.from_json(spec["target_preprocess"], outputs)
+        except ValueError as e:
+            raise damaged("target_preprocess", str(e)) from None
+        if task != "regression" or targets.kind != "standardize" or targets.fill is not None or targets.categories:
+            raise damaged("target_preprocess", "expected the standardization of regression targets")
     as_tuple = (lambda v: None if v is None else tuple(v))
     return ModelInfo(task, loss, n, preprocessing, as_tuple(classes), as_tuple(spec.get("feature_names")),
-                     as_tuple(spec.get("target_names")), as_tuple(shape), version, split, vocabulary)
+                     as_tuple(spec.get("target_names")), as_tuple(shape), version, split, vocabulary, targets)
 
 
 def _count(v) -> bool:

@@ -1,7 +1,8 @@
 """Predicting with a trained model on raw rows: the model file's stored preprocessing, the model
 in evaluation mode, batches, and answers in the data's own terms (class labels, target names).
 
-N = rows, D = features, H, W = image height and width, C = classes, K = output units.
+N = rows, R = raw features, D = model inputs, H, W = image height and width, C = classes,
+K = output units.
 """
 
 import csv
@@ -12,6 +13,7 @@ from typing import TextIO
 
 import numpy as np
 
+from ..datasets.categories import shown as cat_shown
 from ..datasets.csvfile import beyond
 from ..datasets.dataset import target_labels
 from ..datasets.rows import RowFile
@@ -29,8 +31,10 @@ DIGITS = {2: 5, 4: 9, 8: 17}  # significant digits that write a float16, float32
 class Predictor:
     """A trained model with the description of its data, predicting from raw rows.
 
-    Inputs: model, info (as ``read_model`` returns them). ``X`` below is raw rows: (N, D), or
-    (N, H, W) for a model trained on images, as in the training data, before any preprocessing.
+    Inputs: model, info (as ``read_model`` returns them). ``X`` below is raw rows: (N, R), or
+    (N, H, W) for a model trained on images, as in the training data, before any preprocessing;
+    a categorical column holds codes, each the index of a category in
+    ``info.preprocessing.categories[column]`` (-1: unseen, read as zeros when the model does).
     """
 
     def __init__(self, model: Model, info: ModelInfo):
@@ -61,7 +65,7 @@ class Predictor:
         names a row and a feature instead (a CSV's line and column)."""
         X = np.asarray(X)
         where = where or _array_where(name, first_row)
-        shape, n = self.info.input_shape, self.info.n_features
+        shape, n = self.info.input_shape, self.info.raw_features
         if X.dtype.kind not in "biuf":
             raise DataError(f"{name}: holds {X.dtype} values, not numbers")
         if X.ndim == 3 and shape is not None and X.shape[1:] == shape:
@@ -76,6 +80,7 @@ class Predictor:
             row, column = np.argwhere(bad)[0]
             raise DataError(f"{where(row, column)}: {X[row, column]} is not a finite number (NaN and infinity "
                             "cannot be predicted from)")
+        self._check_codes(X, where)
         dtype = self.model.dtype
         if X.dtype.kind == "f" and X.dtype.itemsize > dtype.itemsize:
             too_big = np.abs(X) > np.finfo(dtype).max
@@ -91,10 +96,26 @@ class Predictor:
         bad = ~np.isfinite(X)
         if bad.any():
             row, column = np.argwhere(bad)[0]
+            if self.info.preprocessing.categories is not None:  # only a number column can overflow
+                column = self.info.preprocessing.numbers[column]
             raise DataError(f"{where(row, column)}: {raw[row, column]} is beyond {dtype.name}'s range once "
                             f"preprocessed as in training ({self.info.preprocessing.kind}): the training values of "
                             "this feature span a much smaller range")
         return X
+
+    def _check_codes(self, X: np.ndarray, where: Callable[..., str]) -> None:
+        """DataError, naming the cell, for a categorical column's value that is not a code of
+        one of its categories (-1 too, for a model that reads an unseen category as zeros)."""
+        p = self.info.preprocessing
+        for j in p.categorical if p else ():
+            k = len(p.categories[j])
+            codes = X[:, j]
+            bad = (codes != np.round(codes)) | (codes < (-1 if p.unseen == "zeros" else 0)) | (codes >= k)
+            bad &= ~np.isnan(codes)  # missing, checked above
+            if bad.any():
+                row = int(np.flatnonzero(bad)[0])
+                raise DataError(f"{where(row, j)}: {codes[row]} is not the code of a category (an integer 0..{k - 1}, "
+                                f"the index of one of {cat_shown(p.categories[j])})")
 
     def outputs(self, X, name: str = "X", first_row: int = 0, where: Callable[..., str] | None = None) -> np.ndarray:
         """The model's outputs (N, K) for raw rows, computed in batches; DataError, naming the row
@@ -113,7 +134,8 @@ class Predictor:
             raise DataError(f"{(where or _array_where(name, first_row))(row)}: the model's outputs overflow "
                             f"{self.model.dtype.name} (the row's inputs reach {np.abs(X[row]).max():.3g} once "
                             "preprocessed, far beyond the training data's); no prediction is written for it")
-        return out
+        targets = self.info.target_preprocessing
+        return out if targets is None else targets.invert(out.astype(np.float64))  # in the targets' units
 
     def predict(self, X) -> np.ndarray:
         """Class labels (N,) for a classifier; predicted values (N,), or (N, K) for K targets."""
@@ -178,8 +200,10 @@ def predict_file(predictor: Predictor, path, out: TextIO, proba: bool = False, d
     first, copied as they are. ``on_progress(bytes read)`` is called after each chunk. Returns the
     number of rows written."""
     info = predictor.info
-    rows = RowFile(path, info.n_features, info.feature_names, delimiter, chunk_rows, predictor.model.dtype, keep,
-                   missing=predictor.fills_missing)
+    p = info.preprocessing
+    rows = RowFile(path, info.raw_features, info.feature_names, delimiter, chunk_rows, predictor.model.dtype, keep,
+                   missing=predictor.fills_missing, categories=p.categories if p else None,
+                   unseen=p.unseen if p else "error")
     writer = csv.writer(out, lineterminator="\n")
     written = 0
     for first_row, X in rows:  # the header is written once the first chunk is known to be good

@@ -36,12 +36,12 @@ plugins/hparams/plugin_data.proto)::
     google.protobuf.Value { double number_value = 2; string string_value = 3; bool bool_value = 4; }
 """
 
-import dataclasses
 import struct
 import time
 from pathlib import Path
 
 from .. import files
+from ..config.yaml_file import config_to_dict
 from ..errors import MachineError
 from ..training.trainer import batch_bounds
 from .compare import compact, flatten
@@ -208,7 +208,7 @@ class RunEvents:
         return cls(run_dir, exp.cfg, steps, start)
 
     def head(self) -> bytes:
-        hparams = flatten(dataclasses.asdict(self.cfg))
+        hparams = flatten(config_to_dict(self.cfg))
         return (event(self.start, 0, file_version="brain.Event:2")
                 + event(self.start, 0, session_start(hparams, self.start)))
 

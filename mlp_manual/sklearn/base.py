@@ -217,7 +217,7 @@ class MLPBase(BaseEstimator):
         X_val = y_val = None
         if cfg.data.val_fraction > 0:
             X, targets, X_val, y_val = split(X, targets, cfg.data.val_fraction, data_rng,
-                                             stratify=LOSSES[cfg.loss].classification)
+                                             stratify=LOSSES[cfg.loss.name].classification)
             if len(X_val) == 0:
                 X_val = y_val = None
         self._start(cfg, X.shape[1], init_rng, train_rng)
@@ -246,7 +246,7 @@ class MLPBase(BaseEstimator):
 
     def _start(self, cfg: Config, n_features: int, init_rng, train_rng) -> None:
         """A new model and its trainer: ``model_``, ``config_``, an empty ``loss_curve_``."""
-        loss = LOSSES[cfg.loss]
+        loss = LOSSES[cfg.loss.name]
         model = build_model(list(cfg.model.layers), n_features, self._output_width(), init_rng,
                             np.dtype(cfg.dtype), cfg.model.init)
         self.model_, self.config_, self.loss_curve_ = model, cfg, []

@@ -315,9 +315,9 @@ def _check_metric(sweep: Sweep) -> None:
     if sweep.metric.startswith("val_") and d.val_fraction == 0 and not d.val_path:
         raise ConfigError(f"{sweep.path}: objective.metric {sweep.metric} needs a validation split, and the base "
                           "config has none (data.val_fraction is 0); set data.val_fraction or use train_loss")
-    if sweep.metric.endswith("_acc") and not LOSSES[cfg.loss].classification:
+    if sweep.metric.endswith("_acc") and not LOSSES[cfg.loss.name].classification:
         raise ConfigError(f"{sweep.path}: objective.metric {sweep.metric} is measured for classification, and the "
-                          f"base config's loss is {cfg.loss}; use {sweep.metric.replace('_acc', '_loss')}")
+                          f"base config's loss is {cfg.loss.name}; use {sweep.metric.replace('_acc', '_loss')}")
     if sweep.sampler.name == "grid":
         for p in sweep.space:
             if not p.choices and p.step is None:

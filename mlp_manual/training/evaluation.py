@@ -114,9 +114,14 @@ class RegressionEvaluation:
                 for key, values in (("mse", mse), ("rmse", np.sqrt(mse)), ("mae", mae), ("r2", r2))}
 
 
-def evaluate_regression(model: Model, loss: LossSpec, X: np.ndarray, y: np.ndarray) -> RegressionEvaluation:
-    """Loss and predictions of a regression model on (X, y). Inputs: X (N, D), y (N, K)."""
+def evaluate_regression(model: Model, loss: LossSpec, X: np.ndarray, y: np.ndarray,
+                        targets=None) -> RegressionEvaluation:
+    """Loss and predictions of a regression model on (X, y). Inputs: X (N, D), y (N, K);
+    ``targets``, the Preprocessing the model's targets y were standardized with
+    (data.target_preprocess), by which outputs and y go back to the targets' units first."""
     out = model_outputs(model, X)  # (N, K)
+    if targets is not None:
+        out, y = targets.invert(out.astype(np.float64)), targets.invert(y.astype(np.float64))
     return RegressionEvaluation(float(loss.fn(out, y)[0]), y, out)
 
 

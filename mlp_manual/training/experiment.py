@@ -18,7 +18,7 @@ from ..datasets.split_record import SplitRecord
 from ..errors import ConfigError
 from ..layers.registry import LAYERS, all_specs
 from ..layers.user_modules import check_user_layers
-from ..losses import LOSSES, LossSpec
+from ..losses import LOSSES, LossSpec, class_weights
 from ..model import Model, build_model
 
 
@@ -44,9 +44,14 @@ def prepare(cfg: Config) -> Experiment:
     data_rng, init_rng, train_rng = run_generators(cfg.seed)
     split = SplitRecord.of(cfg.seed, cfg.data)  # the files as they are read now
     data = load_dataset(cfg.data, data_rng, dtype)
-    loss = LOSSES[cfg.loss]
+    loss = LOSSES[cfg.loss.name]
     label = dataset_label(cfg.data.name, cfg.data.path)
     loss.check_fit(label, data.n_classes, data.target_width, task_key=data.task_key)
+    if cfg.loss.class_weights is not None:
+        if not loss.classification:
+            raise ConfigError(f"loss.class_weights weighs classes, but {cfg.loss.name} fits real-valued targets")
+        weights = class_weights(cfg.loss.class_weights, data.y_train, data.n_classes, data.class_names_or_numbers)
+        loss = loss.with_class_weights(weights.astype(dtype))
     if cfg.training.batch_size > len(data.X_train):
         raise ConfigError(f"training.batch_size {cfg.training.batch_size} is larger than the "
                           f"{len(data.X_train)} training samples of {label}")
@@ -81,7 +86,7 @@ def run_data(cfg: Config, fitted: Preprocessing | None = None) -> Dataset:
     statistics fitted again on the training split."""
     dtype = np.dtype(cfg.dtype)
     data = load_dataset(cfg.data, run_generators(cfg.seed)[0], dtype, fitted)
-    return loss_targets(data, LOSSES[cfg.loss], dtype)
+    return loss_targets(data, LOSSES[cfg.loss.name], dtype)
 
 
 def check_indices(cfg: Config, data: Dataset, label: str) -> None:

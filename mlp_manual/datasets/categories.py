@@ -1,0 +1,99 @@
+"""Categorical feature columns: which columns of a CSV hold categories, their cells as codes,
+and the one-hot columns a model takes in their place.
+
+A categorical column is stored in a raw feature array as codes: the index of the cell's text
+in the column's sorted list of categories, NaN for an empty cell (a missing value), and -1 for a
+category the list lacks when such a value is encoded as all zeros (data.unseen_category: zeros).
+
+N = rows, K = categories of a column.
+"""
+
+import numpy as np
+
+from ..errors import DataError
+
+# data.unseen_category: what a category the training split never had becomes: an error naming
+# it, or all-zero one-hot columns
+UNSEEN_KINDS = ("error", "zeros")
+# A text column detected as categorical with more distinct texts than this, in more than half
+# of the rows, is an ID or free text, not a category: one-hot columns for it would be one per row
+MAX_DETECTED = 100
+
+
+def is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def detect(rows: list, features: list[int], names: list[str] | None, name) -> list[int]:
+    """The feature columns (indices into each row) of ``rows`` [(line, cells), ...] that hold
+    text: more than half of their filled cells are not numbers. A column with fewer texts than
+    that is numbers with a mistake, which the reader of numbers reports by its cell. DataError
+    for a text column with a different text in most rows (an ID or free text)."""
+    chosen = []
+    for k in features:
+        cells = [r[k].strip() for _, r in rows if r[k].strip()]
+        texts = sum(not is_number(c) for c in cells)
+        if texts * 2 <= len(cells):
+            continue
+        distinct = len(set(cells))
+        if distinct > MAX_DETECTED and distinct * 2 > len(rows):
+            label = repr(names[k]) if names else f"column {k + 1}"
+            raise DataError(f"{name}: {label} holds text with {distinct} different values in {len(rows)} rows, too "
+                            "many to be categories (an ID or free text?); leave it out with data.drop, or name "
+                            "the categorical columns in data.categorical")
+        chosen.append(k)
+    return chosen
+
+
+def encode(rows: list, column: int, where, known: list[str] | None = None, missing: bool = False,
+           unseen: str = "error", remedy: str = "") -> tuple[np.ndarray, list[str]]:
+    """The cells of ``column`` of ``rows`` [(line, cells), ...] as codes (N,) float64, and the
+    categories they index: ``known`` when given, else the column's own distinct texts, sorted.
+
+    A cell is stripped of surrounding spaces. An empty one is NaN with ``missing``, else a
+    DataError; a text not in ``known`` is -1 when ``unseen`` is "zeros", else a DataError.
+    ``where(line)`` names a cell in messages; ``remedy`` ends the message of an unseen text.
+    """
+    cells = [r[column].strip() for _, r in rows]
+    categories = known if known is not None else sorted(set(c for c in cells if c))
+    index = {c: i for i, c in enumerate(categories)}
+    codes = np.empty(len(cells))
+    for i, ((line, _), cell) in enumerate(zip(rows, cells)):
+        if not cell:
+            if not missing:
+                raise DataError(f"{where(line)}: the cell is empty; a missing category cannot be used: fill it in "
+                                "or remove the row (or fill such cells: data.missing: most_frequent)")
+            codes[i] = np.nan
+        elif cell in index:
+            codes[i] = index[cell]
+        elif unseen == "zeros":
+            codes[i] = -1
+        else:
+            raise DataError(f"{where(line)}: {cell!r} is not one of the categories the model was trained on "
+                            f"({shown(categories)}){remedy}")
+    return codes, categories
+
+
+def shown(categories) -> str:
+    """The first few categories, for a message."""
+    return ", ".join(map(repr, categories[:5])) + (", ..." if len(categories) > 5 else "")
+
+
+def one_hot(codes: np.ndarray, k: int) -> np.ndarray:
+    """Codes (N,) -> (N, K) float64: a 1 in column ``code``; a row of zeros for -1 (unseen)."""
+    return (codes[:, None] == np.arange(k)[None, :]).astype(np.float64)  # (N, K)
+
+
+def translate(codes: np.ndarray, levels: list[str], categories: list[str]) -> np.ndarray:
+    """Codes (N,) into ``levels`` -> codes into ``categories``: -1 for a level not among them,
+    NaN kept."""
+    index = {c: i for i, c in enumerate(categories)}
+    table = np.array([index.get(c, -1) for c in levels] + [0], dtype=np.float64)  # the last: a NaN's placeholder
+    missing = np.isnan(codes)
+    out = table[np.where(missing, len(levels), codes).astype(np.int64)]
+    out[missing] = np.nan
+    return out
