@@ -298,3 +298,59 @@ def test_a_fitted_regressor_exports_its_predictions_and_other_steps_are_refused_
         to_onnx(Pipeline([("pca", PCA(2)), ("mlp", MLPRegressor(max_iter=1))]).fit(X, y))
     with pytest.raises(ExportError, match="LinearRegression is not an mlp-manual estimator"):
         to_onnx(Pipeline([("scale", StandardScaler()), ("lr", LinearRegression())]).fit(X, y))
+
+
+@pytest.mark.parametrize("categories_first", [False, True])
+def test_a_pipeline_with_imputers_and_a_one_hot_encoder_exports_on_raw_rows(categories_first, tmp_path):
+    pytest.importorskip("sklearn")
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    from mlp_manual.sklearn import MLPClassifier, to_onnx
+
+    rng = np.random.default_rng(6)
+    colour = rng.choice(["red", "green", "blue"], 300).astype(object)
+    weight, height = rng.normal(2.0, 1.0, 300), rng.normal(0.0, 5.0, 300)
+    y = np.where((colour == "red") ^ (weight > 2.0), "yes", "no")
+    X = np.column_stack([weight, colour, height]).astype(object)  # (N, 3): a number, a text, a number
+    X[rng.random(300) < 0.1, 0] = np.nan
+    X[rng.random(300) < 0.1, 1] = np.nan
+    numbers = ("numbers", make_pipeline(SimpleImputer(strategy="median"), StandardScaler()), [0, 2])
+    texts = ("texts", make_pipeline(SimpleImputer(strategy="most_frequent"),
+                                    OneHotEncoder(handle_unknown="ignore", sparse_output=False)), [1])
+    columns = ColumnTransformer([texts, numbers] if categories_first else [numbers, texts])
+    pipe = make_pipeline(columns, MLPClassifier(hidden_layer_sizes=(16,), max_iter=30, random_state=0)).fit(X, y)
+    to_onnx(pipe, tmp_path / "p.onnx")
+    session = ort.InferenceSession(str(tmp_path / "p.onnx"), providers=["CPUExecutionProvider"])
+    raw = {"input": X[:, [0, 2]].astype(np.float32),  # NaN where a number is missing
+           "categories": np.array([[c if isinstance(c, str) else ""] for c in X[:, 1]], dtype=object)}
+    label, probabilities = session.run(["label", "probabilities"], raw)
+    assert label.tolist() == pipe.predict(X).tolist()
+    np.testing.assert_allclose(probabilities, pipe.predict_proba(X), atol=1e-5)
+    unseen = {"input": raw["input"][:1], "categories": np.array([["purple"]], dtype=object)}
+    known = X[:1].copy()
+    known[0, 1] = "purple"  # handle_unknown="ignore": all zeros, in the graph as in the pipeline
+    np.testing.assert_allclose(session.run(["probabilities"], unseen)[0], pipe.predict_proba(known), atol=1e-5)
+    with pytest.raises(ExportError, match="drops columns"):
+        to_onnx(make_pipeline(ColumnTransformer([numbers]), MLPClassifier(max_iter=1)).fit(X, y))
+
+
+def test_a_transformed_target_regressor_exports_in_the_targets_units():
+    pytest.importorskip("sklearn")
+    from sklearn.compose import TransformedTargetRegressor
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+    from mlp_manual.sklearn import MLPRegressor, to_onnx
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(120, 2))
+    y = 5000 + 1000 * np.sin(X[:, 0]) + 300 * X[:, 1]
+    model = TransformedTargetRegressor(MLPRegressor(hidden_layer_sizes=(16,), max_iter=30, random_state=0),
+                                       transformer=StandardScaler()).fit(X, y)
+    output = run_onnx(to_onnx(model), X.astype(np.float32))["output"]
+    np.testing.assert_allclose(output[:, 0], model.predict(X), rtol=1e-6)
+    assert 4000 < model.predict(X).mean() < 6000
+    with pytest.raises(ExportError, match="transformer=StandardScaler"):
+        to_onnx(TransformedTargetRegressor(MLPRegressor(max_iter=1), transformer=MinMaxScaler()).fit(X, y))
