@@ -122,14 +122,16 @@ class LossSpec:
     constant_loss: Callable[[np.ndarray], float] | None = None
     # fn with a weight per class, (out, y, weights (C,)) -> (loss, dout), for loss.class_weights
     weighted: Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[float, np.ndarray]] | None = None
+    class_weights: np.ndarray | None = None  # (C,), when ``fn`` is ``weighted`` with them
 
     def with_class_weights(self, weights: np.ndarray) -> "LossSpec":
         """This loss with each sample weighted by its class's weight (weights (C,))."""
         if self.weighted is None:
             raise DataError(f"{self.name} has no class weights: loss.class_weights is for classification losses")
         weighted = self.weighted
-        return replace(self, fn=lambda out, y: weighted(out, y, weights), formula=f"{self.formula}, weighted by class",
-                       seed_formula=f"{self.seed_formula}, times w[y]")
+        return replace(self, fn=lambda out, y: weighted(out, y, weights), class_weights=weights,
+                       formula=f"loss = mean(w[y] * ({self.formula.removeprefix('loss = mean(')[:-1]}))",
+                       seed_formula=f"{self.seed_formula.replace(' = ', ' = w[y] * ', 1)}")
 
     @property
     def classification(self) -> bool:
@@ -245,9 +247,21 @@ def class_weights(setting, y_train: np.ndarray, n_classes: int, labels: tuple) -
     weights = np.ones(n_classes)
     names = [str(c) for c in labels]
     for label, w in setting.items():
-        if str(label) not in names:
+        matches = [i for i, name in enumerate(names) if name in _texts(label)]
+        if len(matches) != 1:
+            quote = (f"; YAML reads yes, no, on, off, true and false as true or false: quote the label, "
+                     f"'{'yes' if label else 'no'}'" if isinstance(label, bool) else "")
             raise DataError(f"loss.class_weights names the class {label!r}, which the data lacks (classes: "
                             f"{', '.join(names[:10])}{', ...' if len(names) > 10 else ''})"
-                            + did_you_mean(str(label), names))
-        weights[names.index(str(label))] = w
+                            + (quote or did_you_mean(str(label), names)))
+        weights[matches[0]] = w
     return weights
+
+
+def _texts(label) -> tuple[str, ...]:
+    """The class labels a key of loss.class_weights may stand for: its text, or for a key YAML
+    read as true or false, the words it reads so."""
+    if isinstance(label, bool):
+        words = ("true", "yes", "on", "y") if label else ("false", "no", "off", "n")
+        return tuple(w for word in words for w in (word, word.capitalize(), word.upper()))
+    return (str(label),)

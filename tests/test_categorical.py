@@ -200,3 +200,33 @@ def test_a_headerless_file_with_a_text_column_keeps_its_first_row(tmp_path):
     (tmp_path / "new.csv").write_text("1,x\n2,y\n")  # the first row is text in a categorical column, not a header
     result, out = predict(tmp_path / "run" / "model.npz", tmp_path / "new.csv")
     assert result.exit_code == 0 and out == [["prediction"], ["0"], ["1"]], result.output
+
+
+def test_validation_and_evaluated_files_are_read_by_column_name(tmp_path):
+    rows = shop_csv(tmp_path / "shop.csv", n=200)
+    header = ["id", "colour", "size", "weight", "label"]
+    order = [4, 3, 0, 2, 1]  # label, weight, id, size, colour
+    for name, columns in (("val.csv", range(5)), ("val_reordered.csv", order)):
+        (tmp_path / name).write_text("\n".join(",".join(r[k] for k in columns) for r in [header, *rows[:40]]) + "\n")
+    assert train(tmp_path, "plain", val_path=str(tmp_path / "val.csv")).exit_code == 0
+    assert train(tmp_path, "reordered", val_path=str(tmp_path / "val_reordered.csv")).exit_code == 0
+    metrics = [(tmp_path / run / "metrics.csv").read_text().splitlines() for run in ("plain", "reordered")]
+    assert [r.rsplit(",", 1)[0] for r in metrics[0]] == [r.rsplit(",", 1)[0] for r in metrics[1]]
+    evaluated = [invoke_cli(eval_main, "--model", str(tmp_path / "plain" / "model.npz"), "--data",
+                            str(tmp_path / name), "--out", str(tmp_path / "eval")).output.splitlines()[0]
+                 for name in ("val.csv", "val_reordered.csv")]
+    assert evaluated[0].split(":", 1)[1] == evaluated[1].split(":", 1)[1] and "accuracy" in evaluated[0]
+    (tmp_path / "no_size.csv").write_text("id,colour,weight,label\nx,red,1.0,yes\n")
+    result = train(tmp_path, "lacking", val_path=str(tmp_path / "no_size.csv"))
+    assert result.exit_code == 1 and "no_size.csv (data.val_path): has no column 'size', a feature of " in result.output
+
+
+def test_a_warm_start_from_other_categories_is_refused(tmp_path):
+    shop_csv(tmp_path / "shop.csv")
+    assert train(tmp_path).exit_code == 0
+    text = (tmp_path / "shop.csv").read_text().replace("green", "amber")
+    (tmp_path / "shop.csv").write_text(text)
+    result = invoke_cli(train_main, "--config", str(tmp_path / "run.yaml"), "--out", str(tmp_path / "again"),
+                        "--init-from", str(tmp_path / "run" / "model.npz"), "-q")
+    assert result.exit_code == 1 and "was trained on other categories (blue, green, red; L, M, S) than this data " \
+                                      "has (amber, blue, red; L, M, S)" in result.output

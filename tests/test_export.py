@@ -335,6 +335,9 @@ def test_a_pipeline_with_imputers_and_a_one_hot_encoder_exports_on_raw_rows(cate
     np.testing.assert_allclose(session.run(["probabilities"], unseen)[0], pipe.predict_proba(known), atol=1e-5)
     with pytest.raises(ExportError, match="drops columns"):
         to_onnx(make_pipeline(ColumnTransformer([numbers]), MLPClassifier(max_iter=1)).fit(X, y))
+    with pytest.raises(ExportError, match="a SimpleImputer exports with add_indicator=False"):
+        indicator = ("numbers", SimpleImputer(add_indicator=True), [0, 2])
+        to_onnx(make_pipeline(ColumnTransformer([indicator, texts]), MLPClassifier(max_iter=1)).fit(X, y))
 
 
 def test_a_transformed_target_regressor_exports_in_the_targets_units():

@@ -103,3 +103,15 @@ def test_mistakes_are_one_line(runs, args, message):
 def test_folders_without_runs_are_named(tmp_path):
     assert invoke_cli(runs_cli, str(tmp_path / "none")).output.strip() == f"Error: {tmp_path / 'none'}: no such folder"
     assert "no run folders in it" in invoke_cli(runs_cli, str(tmp_path)).output
+
+
+def test_a_loss_written_as_its_name_and_one_written_as_a_section_share_one_column(tmp_path):
+    from mlp_manual.runs.compare import read_configs
+
+    for name, loss in (("plain", "loss: mse\n"), ("weighted", "loss: {name: softmax_cross_entropy, "
+                                                               "class_weights: balanced}\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "config.yaml").write_text(loss)
+    plain, weighted = read_configs([tmp_path / "plain", tmp_path / "weighted"])
+    assert plain == {"loss.name": "mse"}
+    assert weighted == {"loss.name": "softmax_cross_entropy", "loss.class_weights": "balanced"}

@@ -120,3 +120,36 @@ def test_standardized_targets_are_for_regression(tmp_path):
         "--out", str(tmp_path / "run"), "-q")
     assert result.exit_code == 1 and "data.target_preprocess: standardize is for regression targets, and this " \
                                       "data has classes" in result.output
+
+
+def test_a_label_yaml_reads_as_true_or_false_is_matched_and_explain_shows_the_weights(tmp_path):
+    (tmp_path / "d.csv").write_text("a,b,bought\n" + "\n".join(f"{i % 7},{i % 3},{'yes' if i % 5 == 0 else 'no'}"
+                                                                for i in range(60)) + "\n")
+    config = write_config(tmp_path, "c", {"data": {"name": "csv", "path": str(tmp_path / "d.csv")},
+                                          "training": {"epochs": 2}})
+    result = invoke_cli(train_main, "--config", config, "--set", "loss.class_weights={yes: 4}", "--out",
+                        str(tmp_path / "run"), "-q")
+    assert result.exit_code == 0, result.output
+    from mlp_manual.cli.explain import main as explain_main
+
+    result = invoke_cli(explain_main, str(tmp_path / "run" / "config.yaml"))
+    assert result.exit_code == 0, result.output
+    assert "loss = mean(w[y] * (log(sum(exp(logits))) - logits[y]))" in result.output
+    assert "dlogits = w[y] * (softmax(logits) - onehot(y)) / N" in result.output
+
+
+def test_mlp_eval_standardizes_targets_as_the_model_file_says_whatever_the_config(tmp_path):
+    regression_csv(tmp_path / "prices.csv", n=200)
+    config = {"data": {"name": "csv", "path": str(tmp_path / "prices.csv"), "target": "price", "task": "regression",
+                       "preprocess": "standardize", "target_preprocess": "standardize", "test_fraction": 0.2},
+              "loss": "mse", "optimizer": {"lr": 0.01}, "training": {"epochs": 5}}
+    result = invoke_cli(train_main, "--config", write_config(tmp_path, "c", config), "--out", str(tmp_path / "run"),
+                        "-q")
+    assert result.exit_code == 0, result.output
+    saved = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
+    saved["data"]["target_preprocess"] = "none"
+    (tmp_path / "other.yaml").write_text(yaml.safe_dump(saved))
+    outputs = [invoke_cli(eval_main, "--model", str(tmp_path / "run" / "model.npz"), *extra, "--out",
+                          str(tmp_path / "eval")).output.splitlines()[:3]
+               for extra in ((), ("--config", str(tmp_path / "other.yaml")))]
+    assert outputs[0] == outputs[1] and "R2" in outputs[0][1]

@@ -212,13 +212,13 @@ def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: the config must be a mapping of sections, got {type(raw).__name__}")
-    raw = _named_sections(plain(raw))  # a copy that overrides can change
+    raw = named_sections(plain(raw))  # a copy that overrides can change
     _refuse_unknown_keys(raw, source)  # every unknown key of the file at once
     if overrides:  # before validation: a --set may fix a value of the file
         for text in overrides:
             path, value = parse_override(text)
             _apply_override(raw, path, value, text)
-            raw = _named_sections(raw)
+            raw = named_sections(raw)
         source = f"{source} with --set {short_text(' '.join(overrides))}"
     cfg = _build(Config, with_dataset_defaults(raw), "", source)
     check_memory(cfg, source)
@@ -228,7 +228,7 @@ def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
 NAMED_SECTIONS = ("loss",)  # sections a name alone may stand for: loss: mse is loss: {name: mse}
 
 
-def _named_sections(raw: dict) -> dict:
+def named_sections(raw: dict) -> dict:
     """``raw`` with a name given for a whole named section written as the section."""
     return {k: {"name": v} if k in NAMED_SECTIONS and isinstance(v, str) else v for k, v in raw.items()}
 

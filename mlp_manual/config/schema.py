@@ -83,7 +83,7 @@ def class_weight_setting(v) -> bool:
     """loss.class_weights: "balanced", or a mapping of class labels to weights > 0."""
     if isinstance(v, str):
         return v == "balanced"
-    return all(isinstance(k, (str, int)) and not isinstance(k, bool) and isinstance(w, (int, float))
+    return all(isinstance(k, (str, int, float)) and isinstance(w, (int, float))  # a label YAML read as true is a bool
                and not isinstance(w, bool) and 0 < w < float("inf") for k, w in v.items())
 
 

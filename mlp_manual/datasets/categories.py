@@ -49,14 +49,19 @@ def detect(rows: list, features: list[int], names: list[str] | None, name) -> li
     return chosen
 
 
+MISSING_REMEDY = " (or fill such cells: data.missing: most_frequent)"
+
+
 def encode(rows: list, column: int, where, known: list[str] | None = None, missing: bool = False,
-           unseen: str = "error", remedy: str = "") -> tuple[np.ndarray, list[str]]:
+           unseen: str = "error", remedy: str = "",
+           missing_remedy: str = MISSING_REMEDY) -> tuple[np.ndarray, list[str]]:
     """The cells of ``column`` of ``rows`` [(line, cells), ...] as codes (N,) float64, and the
     categories they index: ``known`` when given, else the column's own distinct texts, sorted.
 
     A cell is stripped of surrounding spaces. An empty one is NaN with ``missing``, else a
     DataError; a text not in ``known`` is -1 when ``unseen`` is "zeros", else a DataError.
-    ``where(line)`` names a cell in messages; ``remedy`` ends the message of an unseen text.
+    ``where(line)`` names a cell in messages; ``remedy`` ends the message of an unseen text,
+    ``missing_remedy`` that of an empty cell.
     """
     cells = [r[column].strip() for _, r in rows]
     categories = known if known is not None else sorted(set(c for c in cells if c))
@@ -66,7 +71,7 @@ def encode(rows: list, column: int, where, known: list[str] | None = None, missi
         if not cell:
             if not missing:
                 raise DataError(f"{where(line)}: the cell is empty; a missing category cannot be used: fill it in "
-                                "or remove the row (or fill such cells: data.missing: most_frequent)")
+                                f"or remove the row{missing_remedy}")
             codes[i] = np.nan
         elif cell in index:
             codes[i] = index[cell]

@@ -19,13 +19,14 @@ class CsvData(NamedTuple):
     # per feature column: None for a number, or the texts of a categorical column (sorted), which
     # X holds as codes (categories.py); None when no column is categorical
     levels: tuple[tuple[str, ...] | None, ...] | None = None
-    categorical: tuple[int, ...] = ()  # the file's categorical columns (indices), to read a file of this layout
+    categorical: tuple = ()  # the categorical columns (names, or indices without a header), to read another file
 
 
 def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = True, delimiter: str = ",",
              task: str = "classification", every_class: bool = True, key: str | None = None, dtype=np.float64,
              columns: tuple | None = None, drop: tuple = (), missing: str = "error", categorical: tuple | None = None,
-             known: tuple | None = None, unseen: str = "error"):
+             known: tuple | None = None, unseen: str = "error", columns_from: str | None = None,
+             unseen_remedy: str = " (set data.unseen_category: zeros to read such a value as all zeros)"):
     """Read a numeric CSV; one column is the target, the others (or ``columns`` of them, or all
     but ``drop``) are the features.
 
@@ -36,7 +37,9 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
     categorical, the feature columns that hold categories (data.categorical: names or indices),
     or None to take those that hold text; known, a model's categories per feature (as
     ``levels``: these columns are categorical), to code the cells by instead of the file's own
-    texts, a text they lack being an error or, with ``unseen`` "zeros", -1;
+    texts, a text they lack being an error (ending in ``unseen_remedy``) or, with ``unseen``
+    "zeros", -1; columns_from, where ``columns`` came from (another file's features, matched by
+    name), named when the file lacks one;
     task, "classification" (integer labels 0..C-1, or text labels mapped to 0..C-1 in sorted
     order) or "regression" (numbers); every_class, integer labels must cover 0..max with no gap
     (false for a validation or test file, which may lack a class); key, the config key the path
@@ -86,6 +89,10 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
             raise DataError(f"{name}: target column {target} is out of range for {width} columns")
         t = target % width
     hint = "" if header else " (is the first row a header? set data.header: true)"
+    if columns_from and names is not None:
+        absent = [c for c in columns if c not in names]
+        if absent:
+            raise DataError(f"{name}: has no column {absent[0]!r}, a feature of {columns_from}")
     features = feature_columns(names, width, t, columns, drop, name)
     if known is not None:
         if len(known) != len(features):
@@ -111,9 +118,10 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         j = features.index(k)
         X[:, j], levels[j] = cat.encode(
             rows, k, lambda line: cell_where(name, line, k, names), None if known is None else list(known[j]),
-            missing != "error", unseen, " (set data.unseen_category: zeros to read such a value as all zeros)")
+            missing != "error", unseen, unseen_remedy)
         levels[j] = tuple(levels[j])
-    found = {"levels": tuple(levels) if text else None, "categorical": tuple(sorted(text))}
+    found = {"levels": tuple(levels) if text else None,
+             "categorical": tuple(names[k] if names else k for k in sorted(text))}
     feature_names = tuple(names[k] for k in features) if names else None
     target_name = names[t] if names else None
     labels = [r[t].strip() for _, r in rows]
@@ -258,7 +266,8 @@ def parse_numbers(rows: list, columns: list[int], name, purpose: str, first_row_
                 raise DataError(f"{where}: {cell.strip()!r} is not a finite number "
                                 f"(NaN and infinity cannot be {purpose})")
             if abs(X[i, j]) > largest:
-                raise DataError(f"{cell_where(name, line, k, column_names)}: {cell.strip()!r} {beyond(dtype)}: it cannot "
+                where = cell_where(name, line, k, column_names)
+                raise DataError(f"{where}: {cell.strip()!r} {beyond(dtype)}: it cannot "
                                 f"be {purpose} in {np.dtype(dtype).name}{remedy}")
     return X
 

@@ -195,10 +195,10 @@ class Preprocessing:
             X = cls(categories=categories).recode(X, levels)
         fill = None
         if missing != "error":
-            fill = fill_values(X, "most_frequent" if categories else missing)
-            if categories:
-                numbers = [j for j, c in enumerate(categories) if c is None]
-                fill[numbers] = fill_values(X[:, numbers], missing) if numbers else fill[numbers]
+            fill = fill_values(X, missing)
+            if categories:  # a categorical column's missing value is its most frequent category
+                coded = [j for j, c in enumerate(categories) if c is not None]
+                fill[coded] = fill_values(X[:, coded], "most_frequent")
             X = np.where(np.isnan(X), fill, X)
         if categories is not None:
             X = X[:, [j for j, c in enumerate(categories) if c is None]]  # (N, number columns)

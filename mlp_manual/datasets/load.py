@@ -59,8 +59,10 @@ def _csv(cfg: DataConfig, rng: np.random.Generator, dtype=np.float64) -> Dataset
     for part in ("val", "test"):
         path = getattr(cfg, f"{part}_path")
         if path:
+            by_name = {"columns": table.feature_names, "drop": (), "missing": cfg.missing,
+                       "columns_from": f"{cfg.path} (data.path)"} if table.feature_names else columns
             other = read_csv(path, cfg.target, cfg.header, cfg.delimiter, cfg.task, every_class=False,
-                             key=f"data.{part}_path", dtype=dtype, categorical=table.categorical, **columns)
+                             key=f"data.{part}_path", dtype=dtype, categorical=table.categorical, **by_name)
             Xp, yp, part_names = other.X, other.y, other.class_names
             if Xp.shape[1] != X.shape[1]:
                 raise DataError(f"{path}: has {Xp.shape[1]} feature columns, {cfg.path} has {X.shape[1]}")
@@ -126,9 +128,11 @@ def dataset_label(name: str, path: str | None) -> str:
 
 
 def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32,
-                 fitted: Preprocessing | None = None) -> Dataset:
+                 fitted: Preprocessing | None = None, fitted_targets: Preprocessing | None = None) -> Dataset:
     """Load the configured dataset, carve test and validation splits, preprocess and cast X.
-    The preprocessing is fitted on the training split, or is ``fitted`` when given (a saved model's).
+    The preprocessing is fitted on the training split, or is ``fitted`` when given (a saved model's),
+    and so is the targets' (data.target_preprocess): with ``fitted``, ``fitted_targets`` (None:
+    the targets are used as they are).
 
     A dataset with an official test split keeps it; otherwise ``test_fraction`` of the rows
     become the test set. ``val_fraction`` of the remaining training rows become the
@@ -136,7 +140,7 @@ def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32,
     MachineError naming the dataset.
     """
     try:
-        return _load(cfg, rng, dtype, fitted)
+        return _load(cfg, rng, dtype, fitted, fitted_targets)
     except MemoryError:
         raise out_of_memory(f"loading {dataset_label(cfg.name, cfg.path)}", _file_size(cfg)) from None
 
@@ -151,7 +155,8 @@ def _file_size(cfg: DataConfig) -> str | None:
     return f"its files hold {readable_bytes(size).removeprefix('about ')}" if paths else None
 
 
-def _load(cfg: DataConfig, rng: np.random.Generator, dtype, fitted: Preprocessing | None) -> Dataset:
+def _load(cfg: DataConfig, rng: np.random.Generator, dtype, fitted: Preprocessing | None,
+          fitted_targets: Preprocessing | None) -> Dataset:
     ds = LOADERS[cfg.name](cfg, rng, np.dtype(dtype))
     for part in ("train", "val", "test"):
         X = getattr(ds, f"X_{part}")
@@ -176,16 +181,19 @@ def _load(cfg: DataConfig, rng: np.random.Generator, dtype, fitted: Preprocessin
         cast = (lambda A: None if A is None else np.ascontiguousarray(A, dtype=dtype))
         ds = replace(ds, X_train=cast(ds.X_train), X_val=cast(ds.X_val), X_test=cast(ds.X_test))
     _check_preprocessed(ds, cfg, np.dtype(dtype))
+    if fitted is not None:
+        return ds if fitted_targets is None else _scale_targets(ds, cfg, fitted_targets)
     return _scale_targets(ds, cfg) if cfg.target_preprocess != "none" else ds
 
 
-def _scale_targets(ds: Dataset, cfg: DataConfig) -> Dataset:
+def _scale_targets(ds: Dataset, cfg: DataConfig, fitted: Preprocessing | None = None) -> Dataset:
     """Regression targets (N, K) of every split standardized by the training split's mean and
-    standard deviation (data.target_preprocess), recorded in ``ds.target_preprocessing``."""
+    standard deviation (data.target_preprocess), or by ``fitted`` (a saved model's), recorded in
+    ``ds.target_preprocessing``."""
     if ds.classification:
         raise DataError(f"{ds.source or cfg.name}: data.target_preprocess: {cfg.target_preprocess} is for regression "
                         "targets, and this data has classes")
-    p = Preprocessing.fit(cfg.target_preprocess, ds.y_train)
+    p = fitted or Preprocessing.fit(cfg.target_preprocess, ds.y_train)
     return replace(ds, y_train=p.apply(ds.y_train), y_val=p.apply(ds.y_val), y_test=p.apply(ds.y_test),
                    target_preprocessing=p)
 
@@ -210,6 +218,8 @@ def _check_preprocessed(ds: Dataset, cfg: DataConfig, dtype: np.dtype) -> None:
             bad[part] = ~np.isfinite(X)
     for part, where in bad.items():
         column = int(np.argwhere(where)[0][1])
+        if p.categories is not None:  # only a number column overflows; it comes first among the inputs
+            column = p.numbers[column]
         feature = f" ({ds.feature_names[column]})" if ds.feature_names else ""
         raise DataError(f"{ds.source or cfg.name}: feature {column + 1}{feature} overflows {dtype.name} once "
                         f"preprocessed (data.preprocess: {cfg.preprocess}), in the {part} split: its values span too "

@@ -178,5 +178,6 @@ class RowFile:
                 k = columns[j]
                 X[:, j], _ = cat.encode(records, k, lambda line: cell_where(self.name, line, k, names), list(known),
                                         self.missing, self.unseen, " (the model was trained with "
-                                        "data.unseen_category: error; one trained with zeros reads it as all zeros)")
+                                        "data.unseen_category: error; one trained with zeros reads it as all zeros)",
+                                        numbers[1])
         return X

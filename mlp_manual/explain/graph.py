@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..losses import LOSSES
 from .text import shape
 from .trace import BlockEnd, Trace
 
@@ -120,7 +119,7 @@ def build_graph(trace: Trace) -> Graph:
         previous = key
     loss = trace.loss
     y -= GAP + PARAM_GAP * bool(above)
-    spec = LOSSES[loss.name]
+    spec = loss.spec
     nodes += [Node("loss", f"loss  {loss.name}\n{wrap(spec.formula)}\n= {loss.value:.4g}", "loss", 0.0, y),
               Node("y", f"y  {shape(loss.targets)}\ntargets", "data", PARAM_X, y)]
     edges += [Edge(previous, "loss", "forward", shape(loss.logits)),

@@ -17,7 +17,6 @@ from importlib import resources
 import numpy as np
 
 from ..errors import ConfigError
-from ..losses import LOSSES
 from .graph import build_graph
 from .trace import BlockEnd, Trace
 
@@ -71,7 +70,7 @@ def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
         first = next(op for op in ops if "X" in op["inputs"])
         grads["X"] = first["contrib"]["X"]
     loss = result.loss
-    spec = LOSSES[loss.name]
+    spec = loss.spec
     values["y"], values["loss"], grads["loss"] = tensor(loss.targets), tensor(loss.value), tensor(1.0)
     ops.append({"out": "loss", "op": loss.name, "inputs": [previous, "y"], "formula": spec.formula,
                 "backward": {previous: spec.seed_formula}, "contrib": {previous: tensor(loss.dlogits)}})

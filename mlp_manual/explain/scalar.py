@@ -141,6 +141,8 @@ def scalar_pass(trace: Trace) -> ScalarPass:
     for step in trace.steps:
         rows, made = LAYERS[step.type](rows, step, tape)
         params.update({f"{step.name}.{k}": v for k, v in made.items()})
+    if trace.loss.spec.class_weights is not None:
+        raise ConfigError("--scalar follows the plain losses; this run weighs its classes (loss.class_weights)")
     losses = LOSSES[trace.loss.name](rows, trace.loss.targets, tape)
     n = len(losses)
     L = Value(sum(v.data for v in losses) / n, "L", [(v, 1 / n, f"1/{n}") for v in losses], tape)

@@ -7,7 +7,6 @@ N = rows, D = features, K = outputs.
 
 import numpy as np
 
-from ..losses import LOSSES
 from .formulas import seed_parts
 from .lookup import lookup_backward, lookup_forward
 from .trace import BlockEnd, LayerStep, Trace
@@ -78,7 +77,7 @@ def block_forward(end: BlockEnd) -> list[str]:
 
 def loss_lines(trace: Trace) -> list[str]:
     loss = trace.loss
-    spec = LOSSES[loss.name]
+    spec = loss.spec
     lines = [f"loss: {loss.name}",
              f"  {spec.formula} = {loss.value:.6g}",
              f"  seed of the backward pass: {spec.seed_formula}, N = {len(loss.logits)}   -> {shape(loss.dlogits)}"]
@@ -183,7 +182,7 @@ def flow_line(trace: Trace) -> str | None:
 
 def seed_name(trace: Trace) -> str:
     """The seed gradient's name, as the loss's seed formula writes it (dlogits)."""
-    return LOSSES[trace.loss.name].seed_formula.split(" ")[0]
+    return trace.loss.spec.seed_formula.split(" ")[0]
 
 
 def format_trace(trace: Trace, header: str, vocabulary=None) -> str:

@@ -25,6 +25,7 @@ from ..gradcheck.report import TensorRow
 from ..gradcheck.target import copy_in, pin_state
 from ..layers import Layer
 from ..layers.registry import layer_spec
+from ..losses import LossSpec
 
 MAX_ELEMENTS = 50  # per tensor; a larger one gets a seeded sample of this many entries and one directional check
 
@@ -146,6 +147,7 @@ class LossStep:
     """The loss at the model's output and the gradient that seeds the backward pass."""
 
     name: str  # e.g. "softmax_cross_entropy"
+    spec: LossSpec  # the loss as the run uses it (its formulas; weighted by class with loss.class_weights)
     value: float
     logits: np.ndarray  # (N, K)
     targets: np.ndarray  # as the loss takes them
@@ -185,7 +187,7 @@ def trace(model, loss, X: np.ndarray, y: np.ndarray, *, check: bool = True,
     x = forward_steps(work.layers, np.array(X, dtype=np.float64), "layers", steps)
     targets = loss.targets(np.asarray(y), np.float64)
     value, dlogits = loss.fn(x, targets)
-    result = Trace(np.array(X, dtype=np.float64), steps, LossStep(loss.name, value, x, targets, dlogits))
+    result = Trace(np.array(X, dtype=np.float64), steps, LossStep(loss.name, loss, value, x, targets, dlogits))
     dout = dlogits
     for step in reversed(steps):  # go in the reverse order of the forward pass
         dout = step.backward(dout)  # (N, D); None after a first layer of indices

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from ..config.bounded_yaml import read_yaml
+from ..config.parse import named_sections
 from ..datasets.load import dataset_label
 from ..errors import ConfigError
 
@@ -30,7 +31,7 @@ def read_configs(run_dirs: list[Path]) -> list[dict]:
             raw = read_yaml(path) if path.is_file() else {}
         except ConfigError:
             raw = {}
-        configs.append(flatten(raw if isinstance(raw, dict) else {}))
+        configs.append(flatten(named_sections(raw) if isinstance(raw, dict) else {}))
     return configs
 
 

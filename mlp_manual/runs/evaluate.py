@@ -107,7 +107,7 @@ def load_run_data(model_path, *, config_path=None, dataset: str | None = None, d
     cfg = load_config(_run_config(model_path, config_path), overrides)
     model, info = read_model(model_path)
     label = dataset_label(cfg.data.name, cfg.data.path)
-    d = run_data(cfg, info.preprocessing)  # a missing data file is named here, by its loader
+    d = run_data(cfg, info.preprocessing, info.target_preprocessing)  # a missing data file is named by its loader
     check_user_layers(model, d.X_train)
     if info.split is not None and not dataset:  # another dataset, asked for by name, has its own split
         difference = info.split.difference(SplitRecord.of(cfg.seed, cfg.data))
@@ -172,9 +172,13 @@ def evaluate_file(model_path, path, *, config_path=None) -> SplitEvaluation:
         raise DataError(f"{model_path}: this model file does not describe its data (it was written before model "
                         "files did), so a file cannot be evaluated with it; evaluate its run's split instead")
     p = info.preprocessing
+    columns = {"columns": cfg.data.columns, "drop": cfg.data.drop}
+    if info.feature_names and cfg.data.header:  # the model's features, by name, as mlp-predict matches them
+        columns = {"columns": info.feature_names, "drop": (), "columns_from": str(model_path)}
     table = read_csv(path, cfg.data.target, cfg.data.header, cfg.data.delimiter, info.task, every_class=False,
-                     columns=cfg.data.columns, drop=cfg.data.drop, missing=cfg.data.missing, known=p.categories,
-                     unseen=p.unseen)
+                     missing=cfg.data.missing, known=p.categories, unseen=p.unseen, **columns,
+                     unseen_remedy=" (the model was trained with data.unseen_category: error; one trained with zeros "
+                                   "reads it as all zeros)")
     name = Path(path).name
     if table.X.shape[1] != info.raw_features:
         raise DataError(f"{path}: has {table.X.shape[1]} feature columns, {model_path} takes {info.raw_features}")

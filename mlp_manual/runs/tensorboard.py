@@ -41,6 +41,7 @@ import time
 from pathlib import Path
 
 from .. import files
+from ..config.parse import named_sections
 from ..config.yaml_file import config_to_dict
 from ..errors import MachineError
 from ..training.trainer import batch_bounds
@@ -208,7 +209,7 @@ class RunEvents:
         return cls(run_dir, exp.cfg, steps, start)
 
     def head(self) -> bytes:
-        hparams = flatten(config_to_dict(self.cfg))
+        hparams = flatten(named_sections(config_to_dict(self.cfg)))
         return (event(self.start, 0, file_version="brain.Event:2")
                 + event(self.start, 0, session_start(hparams, self.start)))
 

@@ -5,7 +5,7 @@ The config's layers must be the trained model's layers: the same types, widths a
 """
 
 from ..datasets import Dataset
-from ..errors import ConfigError
+from ..errors import ConfigError, DataError
 from ..model import Model
 from .model_file import read_model
 
@@ -37,7 +37,18 @@ def warm_start(model: Model, data: Dataset, path) -> list[str]:
     if info.classes is not None and classes is not None and tuple(info.classes) != classes:
         warnings.append(f"WARNING --init-from {path} was trained on classes {list(info.classes)[:5]}, this data has "
                         f"{list(classes)[:5]}: its output units now stand for other classes")
-    if info.preprocessing is not None and data.preprocessing is not None and info.preprocessing.kind != data.preprocessing.kind:
+    p, ours = info.preprocessing, data.preprocessing
+    if p is not None and ours is not None and p.categories != ours.categories:
+        raise DataError(f"--init-from {path} was trained on other categories ({_categories(p)}) than this data has "
+                        f"({_categories(ours)}): its input weights would stand for other categories")
+    if p is not None and ours is not None and p.kind != ours.kind:
         warnings.append(f"WARNING --init-from {path} was trained on inputs preprocessed with "
-                        f"{info.preprocessing.kind}, this run uses {data.preprocessing.kind}")
+                        f"{p.kind}, this run uses {ours.kind}")
     return warnings
+
+
+def _categories(p) -> str:
+    """A preprocessing's categories in a few words."""
+    if p.categories is None:
+        return "none"
+    return "; ".join(", ".join(c[:4]) + (", ..." if len(c) > 4 else "") for c in p.categories if c is not None)

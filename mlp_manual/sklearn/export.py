@@ -102,6 +102,7 @@ class Folded:
             if step is None or step == "passthrough":
                 continue
             if isinstance(step, SimpleImputer):
+                _plain_imputer(step, name)
                 if any(self.fill[j] is not None for j in columns) or np.any(self.shift[columns]) \
                         or np.any(self.scale[columns] != 1) or not _is_nan(step.missing_values):
                     raise ExportError(f"pipeline step {name!r}: a SimpleImputer exports as the first step of its "
@@ -139,6 +140,7 @@ class Folded:
             if not isinstance(imputer, SimpleImputer) or imputer.missing_values not in ("", None) \
                     and not _is_nan(imputer.missing_values):
                 raise ExportError(f"{name!r}: the step before a OneHotEncoder may be a SimpleImputer only")
+            _plain_imputer(imputer, name)
             check_is_fitted(imputer)
             fills = list(imputer.statistics_)
         for j, categories, fill in zip(columns, encoder.categories_, fills):
@@ -236,6 +238,13 @@ def _target_scaler(estimator) -> Preprocessing:
         raise ExportError("a TransformedTargetRegressor exports with transformer=StandardScaler() only")
     shift, scale = scaler_as_shift_scale(scaler, "transformer", len(np.atleast_1d(scaler.scale_)))
     return Preprocessing("standardize", shift, scale)
+
+
+def _plain_imputer(imputer: SimpleImputer, name: str) -> None:
+    """ExportError unless ``imputer`` only fills: no indicator columns added, no column dropped or kept empty."""
+    if imputer.add_indicator or imputer.keep_empty_features:
+        raise ExportError(f"pipeline step {name!r}: a SimpleImputer exports with add_indicator=False and "
+                          "keep_empty_features=False only")
 
 
 def _is_nan(v) -> bool:

@@ -80,12 +80,12 @@ def loss_targets(data: Dataset, loss: LossSpec, dtype) -> Dataset:
     return replace(data, **targets)
 
 
-def run_data(cfg: Config, fitted: Preprocessing | None = None) -> Dataset:
+def run_data(cfg: Config, fitted: Preprocessing | None = None, fitted_targets: Preprocessing | None = None) -> Dataset:
     """The run's data as ``prepare`` loads it, the same splits from the same seed, with the targets
-    the loss wants; preprocessed with ``fitted`` (a model file's statistics) when given, instead of
-    statistics fitted again on the training split."""
+    the loss wants; preprocessed with ``fitted`` (a model file's statistics) when given, and its
+    targets with ``fitted_targets``, instead of statistics fitted again on the training split."""
     dtype = np.dtype(cfg.dtype)
-    data = load_dataset(cfg.data, run_generators(cfg.seed)[0], dtype, fitted)
+    data = load_dataset(cfg.data, run_generators(cfg.seed)[0], dtype, fitted, fitted_targets)
     return loss_targets(data, LOSSES[cfg.loss.name], dtype)
 
 
