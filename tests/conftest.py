@@ -104,3 +104,14 @@ def check_layer_gradients(layer, x, rng, tol=1e-7):
     for name, err in errors.items():
         assert err < tol, f"{layer!r}: {name} relative error {err:.2e}"
     return errors
+
+
+@pytest.fixture
+def sigint_raises():
+    """Ctrl-C raises KeyboardInterrupt during the test, as in a terminal, even when the tests
+    were started with SIGINT ignored (a background job of a shell without job control)."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

@@ -301,7 +301,7 @@ def test_predictions_to_a_full_standard_output_are_one_line_and_exit_4(tmp_path,
     assert proc.stderr == "Error: cannot write standard output (No space left on device): free some space on its disk\n"
 
 
-def test_a_signal_while_a_figure_is_drawn_ends_the_run_after_it_and_is_not_a_failed_figure():
+def test_a_signal_while_a_figure_is_drawn_ends_the_run_after_it_and_is_not_a_failed_figure(sigint_raises):
     """A library that swallows the KeyboardInterrupt and then fails some other way: the signal
     waits until the figure's block ends, then ends the run; the figure is not marked unwritten."""
     import signal

@@ -48,7 +48,7 @@ def test_the_interrupted_line_says_saved_only_when_a_checkpoint_is(tmp_path):
     assert interrupted_line(tmp_path) == f"Interrupted: {tmp_path} is saved. Resume with: mlp-train --resume {tmp_path}"
 
 
-def test_signals_wait_while_extension_modules_load():
+def test_signals_wait_while_extension_modules_load(sigint_raises):
     """A signal during the imports of load_plotting is delivered once they are done: an extension
     module whose initialisation a KeyboardInterrupt cut short would crash the exit."""
     from mlp_manual.runs.interruptions import signals_held
