@@ -4,23 +4,22 @@ Their state (step count, per-tensor slots such as momentum) lives in ``self.stat
 the model's parameter names (``layers.0.W``), so it can be saved and restored exactly.
 Weight decay applies to weight matrices only (``is_weight_matrix``), never to biases or norm scales.
 
+Each optimizer declares its options (``options``, in ``mlp_manual/options.py``'s vocabulary): a
+config's ``optimizer`` section may set those of the optimizer it names, besides the keys every
+optimizer shares (lr, weight_decay, clip_norm, accumulate).
+
 Updates write their intermediate products into work arrays kept per parameter (``work``)
 rather than into fresh temporaries: a temporary the size of a weight matrix, allocated and
 freed every step, can make the C allocator return its pages to the kernel and fault them in
 again on the next step. The formula each update computes is in its comment.
 """
 
-from __future__ import annotations
-
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import ClassVar
 
 import numpy as np
 
 from .errors import ConfigError, did_you_mean
-
-if TYPE_CHECKING:
-    from .config import OptimizerConfig
+from .options import BOOL, Option, fraction, positive
 
 
 def is_weight_matrix(p: np.ndarray) -> bool:
@@ -34,6 +33,7 @@ class Optimizer:
 
     slots: tuple[str, ...] = ()
     non_negative: tuple[str, ...] = ()  # slots that are running averages of squares
+    options: ClassVar[dict[str, Option]] = {}  # the constructor's arguments a config sets, but weight_decay
 
     def __init__(self, weight_decay: float = 0.0):
         self.weight_decay = float(weight_decay)
@@ -91,10 +91,16 @@ class Optimizer:
                 self.state[s][n] = np.array(a)
 
 
+EPS = positive(1e-8, "added to the root of the squared-gradient average, against a division by 0")
+
+
 class SGD(Optimizer):
     """v = momentum * v + g;  p -= lr * v  (Nesterov: p -= lr * (g + momentum * v))."""
 
     slots = ("velocity",)
+    options: ClassVar[dict[str, Option]] = {
+        "momentum": fraction(0.0, "the share of the last step kept in the next (the velocity's decay)"),
+        "nesterov": Option(BOOL, False, help="step from where the velocity leads (Nesterov momentum)")}
 
     def __init__(self, momentum: float = 0.0, nesterov: bool = False, weight_decay: float = 0.0):
         super().__init__(weight_decay)
@@ -144,6 +150,9 @@ class RMSProp(Optimizer):
 
     slots = ("square_avg",)
     non_negative = ("square_avg",)
+    options: ClassVar[dict[str, Option]] = {
+        "rho": fraction(0.9, "the decay of the running average of squared gradients"),
+        "eps": EPS}
 
     def __init__(self, rho: float = 0.9, eps: float = 1e-8, weight_decay: float = 0.0):
         super().__init__(weight_decay)
@@ -161,6 +170,10 @@ class Adam(Optimizer):
 
     slots = ("m", "v")
     non_negative = ("v",)
+    options: ClassVar[dict[str, Option]] = {
+        "beta1": fraction(0.9, "the decay of the running average of gradients"),
+        "beta2": fraction(0.999, "the decay of the running average of squared gradients"),
+        "eps": EPS}
 
     def __init__(self, beta1: float = 0.9, beta2: float = 0.999, eps: float = 1e-8, weight_decay: float = 0.0):
         super().__init__(weight_decay)
@@ -188,20 +201,18 @@ class AdamW(Adam):
         super().update(name, p, g, lr)
 
 
-OPTIMIZERS: dict[str, Callable[[OptimizerConfig], Optimizer]] = {
-    "sgd": lambda cfg: SGD(cfg.momentum, cfg.nesterov, cfg.weight_decay),
-    "rmsprop": lambda cfg: RMSProp(cfg.rho, cfg.eps, cfg.weight_decay),
-    "adam": lambda cfg: Adam(cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay),
-    "adamw": lambda cfg: AdamW(cfg.beta1, cfg.beta2, cfg.eps, cfg.weight_decay),
-}
+OPTIMIZERS: dict[str, type[Optimizer]] = {"sgd": SGD, "rmsprop": RMSProp, "adam": Adam, "adamw": AdamW}
 
 
-def make_optimizer(cfg: OptimizerConfig) -> Optimizer:
-    """The optimizer a config names (a key of ``OPTIMIZERS``), with its hyperparameters."""
-    if cfg.name not in OPTIMIZERS:
-        raise ConfigError(f"optimizer.name must be one of {', '.join(OPTIMIZERS)}; got {cfg.name!r}"
-                          + did_you_mean(str(cfg.name), OPTIMIZERS))
-    return OPTIMIZERS[cfg.name](cfg)
+def make_optimizer(name: str, options: dict | None = None, weight_decay: float = 0.0) -> Optimizer:
+    """The optimizer ``name`` (a key of ``OPTIMIZERS``) with its ``options`` (its declared
+    options; those left out get the declared default) and ``weight_decay``."""
+    if name not in OPTIMIZERS:
+        raise ConfigError(f"optimizer.name must be one of {', '.join(OPTIMIZERS)}; got {name!r}"
+                          + did_you_mean(str(name), OPTIMIZERS))
+    declared = OPTIMIZERS[name].options
+    return OPTIMIZERS[name](**{k: (options or {}).get(k, o.default) for k, o in declared.items()},
+                            weight_decay=weight_decay)
 
 
 def l2_norm(*arrays: np.ndarray) -> float:

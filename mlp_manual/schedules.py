@@ -1,31 +1,31 @@
 """Learning-rate schedules, as a function of the optimizer step.
 
 Step and exponential decay change the rate once per epoch; cosine changes it every step,
-after a linear warmup. ``SCHEDULES`` maps each config name to its rule.
+after a linear warmup. ``SCHEDULES`` maps each config name to its rule and the options it
+declares (``mlp_manual/options.py``'s vocabulary), which a config's ``schedule`` section may set.
 """
-
-from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from .errors import ConfigError, did_you_mean
-
-if TYPE_CHECKING:
-    from .config import ScheduleConfig
+from .options import COUNT, NUMBER, Option
 
 
 class Schedule:
-    """lr(step) for ``steps_per_epoch`` steps an epoch over ``epochs`` epochs."""
+    """lr(step) of the rule ``name`` with its ``options`` for ``steps_per_epoch`` steps an epoch
+    over ``epochs`` epochs."""
 
-    def __init__(self, cfg: ScheduleConfig, base_lr: float, steps_per_epoch: int, epochs: int):
-        if cfg.name not in SCHEDULES:
-            raise ConfigError(f"schedule.name must be one of {', '.join(SCHEDULES)}; got {cfg.name!r}"
-                              + did_you_mean(str(cfg.name), SCHEDULES))
-        self.cfg, self.base_lr, self.rule = cfg, base_lr, SCHEDULES[cfg.name]
+    def __init__(self, name: str, options: dict | None, base_lr: float, steps_per_epoch: int, epochs: int):
+        if name not in SCHEDULES:
+            raise ConfigError(f"schedule.name must be one of {', '.join(SCHEDULES)}; got {name!r}"
+                              + did_you_mean(str(name), SCHEDULES))
+        declared = SCHEDULES[name].options
+        self.options = {k: (options or {}).get(k, o.default) for k, o in declared.items()}
+        self.base_lr, self.rule = base_lr, SCHEDULES[name].rule
         self.steps_per_epoch, self.total_steps = steps_per_epoch, steps_per_epoch * epochs
-        self.warmup_steps = round(cfg.warmup_epochs * steps_per_epoch)
+        self.warmup_steps = round(self.options.get("warmup_epochs", 0) * steps_per_epoch)
 
     def lr(self, step: int) -> float:
         """Learning rate for optimizer step ``step`` (counted from 0)."""
@@ -42,26 +42,39 @@ def constant(s: Schedule, step: int) -> float:
 
 def step_decay(s: Schedule, step: int) -> float:
     """Multiply by gamma every ``step_size`` epochs."""
-    return s.base_lr * s.cfg.gamma ** (s.epoch(step) // s.cfg.step_size)
+    return s.base_lr * s.options["gamma"] ** (s.epoch(step) // s.options["step_size"])
 
 
 def exponential(s: Schedule, step: int) -> float:
     """Multiply by gamma every epoch."""
-    return s.base_lr * s.cfg.gamma ** s.epoch(step)
+    return s.base_lr * s.options["gamma"] ** s.epoch(step)
 
 
 def cosine(s: Schedule, step: int) -> float:
     """Linear warmup to the base rate, then a half cosine down to ``min_lr`` at the last step."""
-    c, base = s.cfg, s.base_lr
+    base, min_lr = s.base_lr, s.options["min_lr"]
     if step < s.warmup_steps:
         return base * (step + 1) / s.warmup_steps
     progress = min(1.0, (step - s.warmup_steps) / max(1, s.total_steps - s.warmup_steps))
-    return c.min_lr + 0.5 * (base - c.min_lr) * (1 + math.cos(math.pi * progress))
+    return min_lr + 0.5 * (base - min_lr) * (1 + math.cos(math.pi * progress))
 
 
-SCHEDULES: dict[str, Callable[[Schedule, int], float]] = {
-    "constant": constant,
-    "step": step_decay,
-    "exponential": exponential,
-    "cosine": cosine,
+@dataclass(frozen=True)
+class Rule:
+    """A schedule: lr(schedule, step), and the options it reads."""
+
+    rule: Callable[[Schedule, int], float]
+    options: dict[str, Option]
+
+
+GAMMA = Option(NUMBER, 0.1, lambda v: 0 < v <= 1, "be in (0, 1]", "the factor of each decay")
+NOT_NEGATIVE = (lambda v: 0 <= v < math.inf, "be >= 0")
+
+SCHEDULES: dict[str, Rule] = {
+    "constant": Rule(constant, {}),
+    "step": Rule(step_decay, {"step_size": Option(COUNT, 10, help="epochs between decays"), "gamma": GAMMA}),
+    "exponential": Rule(exponential, {"gamma": GAMMA}),
+    "cosine": Rule(cosine, {
+        "warmup_epochs": Option(NUMBER, 0.0, *NOT_NEGATIVE, "epochs of linear warmup (fractions count in steps)"),
+        "min_lr": Option(NUMBER, 0.0, *NOT_NEGATIVE, "the rate at the last step")}),
 }

@@ -106,7 +106,7 @@ def test_the_history_columns_are_those_training_writes(tmp_path, overrides, vali
 def test_after_a_step_every_parameter_has_exactly_the_used_slots(settings):
     exp, _ = fresh_trainer()
     cfg = load_config(FILES / "xor.yaml", [f"optimizer.{k}={v}" for k, v in settings.items()])
-    optimizer = make_optimizer(cfg.optimizer)
+    optimizer = make_optimizer(cfg.optimizer.name, cfg.optimizer.options, cfg.optimizer.weight_decay)
     for _ in range(2):
         exp.model.backward(exp.loss.fn(exp.model.forward(exp.data.X_train), exp.data.y_train)[1])
         optimizer.step(exp.model, 0.1)

@@ -5,13 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from mlp_manual.config import (
-    OPTIMIZER_NAMES,
-    SCHEDULE_NAMES,
-    OptimizerConfig,
-    ScheduleConfig,
-    config_from_dict,
-)
+from mlp_manual.config import OPTIMIZER_NAMES, SCHEDULE_NAMES, config_from_dict
 from mlp_manual.errors import ConfigError
 from mlp_manual.layers import Linear, Tanh
 from mlp_manual.losses import LOSSES
@@ -29,6 +23,16 @@ from mlp_manual.optimizers import (
 )
 from mlp_manual.schedules import SCHEDULES, Schedule
 from mlp_manual.training.trainer import Trainer
+
+
+def optimizer_config(**keys):
+    """The optimizer section a config with these keys gets."""
+    return config_from_dict({"optimizer": keys}).optimizer
+
+
+def built(o):
+    """The optimizer of an optimizer section."""
+    return make_optimizer(o.name, o.options, o.weight_decay)
 
 
 def one_param_model(w, g):
@@ -111,11 +115,11 @@ def test_grad_norm_covers_every_tensor_of_every_layer_and_overflow_is_inf():
 
 @pytest.mark.parametrize("name", ["sgd", "rmsprop", "adam", "adamw"])
 def test_state_round_trips_through_arrays(name):
-    cfg = OptimizerConfig(name=name, momentum=0.9)
+    cfg = optimizer_config(name=name, **({"momentum": 0.9} if name == "sgd" else {}))
     model = one_param_model([1.0, 2.0], [0.5, -1.0])
-    opt = make_optimizer(cfg)
+    opt = built(cfg)
     opt.step(model, 0.1)
-    restored = make_optimizer(cfg)
+    restored = built(cfg)
     restored.load_state_arrays(opt.state_arrays())
     twin = one_param_model(model.layers[0].params["W"].ravel(), [0.5, -1.0])
     opt.step(model, 0.1)
@@ -125,22 +129,22 @@ def test_state_round_trips_through_arrays(name):
 
 def textbook_update(cfg, p, g, lr, t, state):
     """One update written as plain expressions with temporaries, for the parameter (p, g)."""
-    wd = cfg.weight_decay if p.ndim >= 2 else 0.0
+    wd, o = cfg.weight_decay if p.ndim >= 2 else 0.0, cfg.options
     if wd and cfg.name != "adamw":
         g = g + wd * p
     if cfg.name == "sgd":
-        if cfg.momentum == 0:
+        if o['momentum'] == 0:
             return p - lr * g
-        v = state["v"] = cfg.momentum * state.get("v", 0 * p) + g
-        return p - (lr * (g + cfg.momentum * v) if cfg.nesterov else lr * v)
+        v = state["v"] = o['momentum'] * state.get("v", 0 * p) + g
+        return p - (lr * (g + o['momentum'] * v) if o['nesterov'] else lr * v)
     if cfg.name == "rmsprop":
-        s = state["s"] = cfg.rho * state.get("s", 0 * p) + (1 - cfg.rho) * g * g
-        return p - lr * g / (np.sqrt(s) + cfg.eps)
+        s = state["s"] = o['rho'] * state.get("s", 0 * p) + (1 - o['rho']) * g * g
+        return p - lr * g / (np.sqrt(s) + o['eps'])
     if wd and cfg.name == "adamw":
         p = p - lr * wd * p
-    m = state["m"] = cfg.beta1 * state.get("m", 0 * p) + (1 - cfg.beta1) * g
-    v = state["v"] = cfg.beta2 * state.get("v", 0 * p) + (1 - cfg.beta2) * g * g
-    return p - lr / (1 - cfg.beta1 ** t) * m / (np.sqrt(v / (1 - cfg.beta2 ** t)) + cfg.eps)
+    m = state["m"] = o['beta1'] * state.get("m", 0 * p) + (1 - o['beta1']) * g
+    v = state["v"] = o['beta2'] * state.get("v", 0 * p) + (1 - o['beta2']) * g * g
+    return p - lr / (1 - o['beta1'] ** t) * m / (np.sqrt(v / (1 - o['beta2'] ** t)) + o['eps'])
 
 
 @pytest.mark.parametrize("kw", [{"name": "sgd"}, {"name": "sgd", "momentum": 0.9},
@@ -150,11 +154,11 @@ def textbook_update(cfg, p, g, lr, t, state):
                                 {"name": "adamw", "weight_decay": 0.1}], ids=str)
 def test_updates_equal_their_formulas_bit_for_bit_in_float32(kw):
     """The optimizers compute in work arrays; the result must be the textbook expression's, exactly."""
-    cfg = OptimizerConfig(**kw)
+    cfg = optimizer_config(**kw)
     rng = np.random.default_rng(0)
     layer = Linear(40, 30, rng=rng, dtype=np.float32)
     layer.params["W"][...] = 0  # from zero, the first update is the parameter itself: no rounding hides it
-    model, opt = Model([layer]), make_optimizer(cfg)
+    model, opt = Model([layer]), built(cfg)
     expected = {k: v.copy() for k, v in layer.params.items()}
     states = {k: {} for k in expected}
     for t, lr in enumerate((0.1, 0.05, np.float64(0.02)), start=1):  # a numpy lr computes as a Python float
@@ -197,7 +201,8 @@ def test_gradient_accumulation_equals_one_big_batch(optimizer):
 
 def test_schedules():
     def lrs(**kw):
-        s = Schedule(ScheduleConfig(**kw), 1.0, steps_per_epoch=10, epochs=10)
+        c = config_from_dict({"schedule": kw}).schedule
+        s = Schedule(c.name, c.options, 1.0, steps_per_epoch=10, epochs=10)
         return [s.lr(i) for i in range(100)]
     assert set(lrs(name="constant")) == {1.0}
     step = lrs(name="step", step_size=3, gamma=0.5)
@@ -213,13 +218,69 @@ def test_schedules():
 def test_the_config_lists_the_optimizer_and_schedule_names_their_registries_hold():
     assert OPTIMIZER_NAMES == tuple(OPTIMIZERS) == ("sgd", "rmsprop", "adam", "adamw")
     assert SCHEDULE_NAMES == tuple(SCHEDULES) == ("constant", "step", "exponential", "cosine")
-    assert [type(make_optimizer(OptimizerConfig(name=n))) for n in OPTIMIZER_NAMES] == [SGD, RMSProp, Adam, AdamW]
+    assert [type(make_optimizer(n)) for n in OPTIMIZER_NAMES] == [SGD, RMSProp, Adam, AdamW]
 
 
 def test_an_unknown_optimizer_or_schedule_name_is_a_config_error_not_a_fallback():
     with pytest.raises(ConfigError) as e:
-        make_optimizer(OptimizerConfig(name="adma"))
+        make_optimizer("adma")
     assert str(e.value) == "optimizer.name must be one of sgd, rmsprop, adam, adamw; got 'adma' (did you mean 'adam'?)"
     with pytest.raises(ConfigError) as e:
-        Schedule(ScheduleConfig(name="linear"), 1.0, steps_per_epoch=10, epochs=10)
+        Schedule("linear", {}, 1.0, steps_per_epoch=10, epochs=10)
     assert str(e.value) == "schedule.name must be one of constant, step, exponential, cosine; got 'linear'"
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"optimizer": {"name": "adam", "momentum": 0.9}},
+     "x.yaml: optimizer.momentum is an option of sgd, not of adam (optimizer.name)"),
+    ({"optimizer": {"rho": 0.5}}, "x.yaml: optimizer.rho is an option of rmsprop, not of adam (optimizer.name)"),
+    ({"optimizer": {"name": "sgd", "eps": 1e-6}},
+     "x.yaml: optimizer.eps is an option of rmsprop, adam and adamw, not of sgd (optimizer.name)"),
+    ({"schedule": {"warmup_epochs": 1}},
+     "x.yaml: schedule.warmup_epochs is an option of cosine, not of constant (schedule.name)"),
+    ({"optimizer": {"name": "sgd", "momentun": 0.9}}, "x.yaml: unknown key 'optimizer.momentun' (did you mean "
+                                                      "'optimizer.momentum'?)"),
+    ({"optimizer": {"name": "sgd", "momentum": 1.5}}, "x.yaml: optimizer.momentum must be in [0, 1), got 1.5"),
+    ({"schedule": {"name": "step", "step_size": 0}}, "x.yaml: schedule.step_size must be a positive integer, got 0"),
+    ({"optimizer": {"options": {"momentum": 0.9}}}, "x.yaml: unknown key 'optimizer.options'"),
+])
+def test_an_option_of_a_thing_not_chosen_is_an_error_naming_whose_it_is(raw, message):
+    with pytest.raises(ConfigError) as e:
+        config_from_dict(raw, "x.yaml")
+    assert str(e.value) == message
+
+
+def test_options_are_written_flat_and_read_back_and_set_from_the_command_line():
+    from mlp_manual.config import config_to_dict
+
+    cfg = config_from_dict({"optimizer": {"name": "sgd", "momentum": 0.9}},
+                           overrides=["schedule.name=cosine", "schedule.warmup_epochs=2"])
+    assert cfg.optimizer.options == {"momentum": 0.9, "nesterov": False}
+    assert cfg.schedule.options == {"warmup_epochs": 2.0, "min_lr": 0.0}
+    written = config_to_dict(cfg)
+    assert written["optimizer"] == {"name": "sgd", "lr": 0.001, "weight_decay": 0.0, "clip_norm": None,
+                                    "accumulate": 1, "momentum": 0.9, "nesterov": False}
+    assert config_from_dict(written) == cfg
+    assert config_from_dict({}).optimizer.options == {"beta1": 0.9, "beta2": 0.999, "eps": 1e-8}
+    # --set choosing another optimizer drops the file's options of the one it named ...
+    switched = config_from_dict({"optimizer": {"beta1": 0.8}}, overrides=["optimizer.name=sgd"])
+    assert switched.optimizer.options == {"momentum": 0.0, "nesterov": False}
+    # ... but an option of another optimizer set on the command line is still an error
+    with pytest.raises(ConfigError, match="optimizer.beta1 is an option of adam and adamw, not of sgd"):
+        config_from_dict({}, overrides=["optimizer.name=sgd", "optimizer.beta1=0.8"])
+    switched = config_from_dict({"data": {"name": "csv", "path": "x.csv"}}, overrides=["data.name=moons"])
+    assert switched.data.path is None
+    with pytest.raises(ConfigError, match=r"data.arms is an option of spirals, not of moons \(data.name\)"):
+        config_from_dict({"data": {"name": "moons", "arms": 5}})
+    assert config_from_dict({"optimizer": {"momentum": 0.0, "rho": 0.9}}).optimizer.name == "adam"  # defaults, as
+    # files written before options were declared hold every key
+
+
+@pytest.mark.parametrize("name", list(OPTIMIZERS))
+def test_an_optimizers_declared_defaults_are_its_constructors(name):
+    import inspect
+
+    parameters = inspect.signature(OPTIMIZERS[name]).parameters
+    assert set(parameters) == set(OPTIMIZERS[name].options) | {"weight_decay"}
+    assert {k: parameters[k].default for k in OPTIMIZERS[name].options} == \
+        {k: o.default for k, o in OPTIMIZERS[name].options.items()}

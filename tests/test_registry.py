@@ -14,7 +14,8 @@ from mlp_manual.config import config_from_dict
 from mlp_manual.errors import ConfigError, LayerError, ModelFileError
 from mlp_manual.gradcheck.suites import check_builtins
 from mlp_manual.layers import Layer, ReLU
-from mlp_manual.layers.options import FEATURES, NUMBER, Option
+from mlp_manual.layers.options import FEATURES
+from mlp_manual.options import NUMBER, Option
 from mlp_manual.layers.registry import (
     LAYER_LIST,
     LAYER_TYPES,

@@ -81,7 +81,7 @@ def test_scikit_learns_meanings_become_the_config():
     clf = MLPClassifier(max_iter=2, alpha=0.02, solver="sgd", momentum=0.5, random_state=0).fit(X, y)
     cfg = clf.config_
     assert cfg.training.batch_size == 200 and cfg.optimizer.weight_decay == pytest.approx(0.02 / 200)
-    assert (cfg.optimizer.name, cfg.optimizer.momentum, cfg.optimizer.nesterov) == ("sgd", 0.5, True)
+    assert (cfg.optimizer.name, cfg.optimizer.options["momentum"], cfg.optimizer.options["nesterov"]) == ("sgd", 0.5, True)
     assert cfg.data.val_fraction == 0.0 and cfg.training.early_stopping.restore_best is False
     assert cfg.training.early_stopping.patience == 10 and cfg.training.early_stopping.min_delta == 1e-4
     assert [spec["type"] for spec in cfg.model.layers] == ["linear", "relu", "linear"]

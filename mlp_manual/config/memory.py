@@ -22,7 +22,7 @@ from ..datasets.load import LOADERS, Generated
 from ..errors import ConfigError, short_repr
 from ..readable import readable_bytes
 from ..layers.registry import LAYERS, nested_specs, output_layer
-from ..optimizers import make_optimizer
+from ..optimizers import OPTIMIZERS
 
 FALLBACK_LIMIT = 4 << 30
 GENERATED_BYTES_PER_VALUE = 8 * 6  # float64 values: generated, their temporaries, the splits, the cast
@@ -92,7 +92,7 @@ def check_memory(cfg, source: str | None = None, n_features: int | None = None, 
     if n_features is None:
         n_features = generator.features if generated else 1
     itemsize = np.dtype(cfg.dtype).itemsize
-    copies = 2 + len(make_optimizer(cfg.optimizer).slots)  # weights, gradients, optimizer slots
+    copies = 2 + len(OPTIMIZERS[cfg.optimizer.name].slots)  # weights, gradients, optimizer slots
     layers = _layer_widths(list(cfg.model.layers), n_features, n_outputs or 1)
     for where, width_in, width_out in layers:
         parts.append(((width_in + 1) * width_out * itemsize * copies, where, "its weights"))

@@ -14,10 +14,12 @@ import typing
 import yaml
 
 from ..errors import ConfigError, closest, did_you_mean, short_repr, short_text
+from ..options import is_integer
 from .bounded_yaml import LimitExceeded, load_bounded
 from .memory import check_memory
-from ..datasets.load import LOADERS
-from .schema import Config, DataConfig
+from ..datasets.load import LOADERS, key_owners
+from ..options import validate_options
+from .schema import Config, DataConfig, options_registry, section_keys
 
 
 def _type_name(tp) -> str:
@@ -50,7 +52,7 @@ def _coerce(value, tp, key: str, source: str):
     if tp is float and isinstance(value, str) and _SCIENTIFIC.fullmatch(value.strip()):
         value = float(value)  # YAML 1.1 reads 1e-3 (no dot) as a string
     ok = {bool: isinstance(value, bool),
-          int: isinstance(value, int) and not isinstance(value, bool),
+          int: is_integer(value),
           float: isinstance(value, (int, float)) and not isinstance(value, bool),
           str: isinstance(value, str),
           tuple: isinstance(value, (list, tuple)),
@@ -65,10 +67,11 @@ def _coerce(value, tp, key: str, source: str):
 def _dotted_keys(cls, prefix: str = "") -> list[str]:
     """Every key of section ``cls`` and of the sections inside it, dotted (``training.epochs``)."""
     keys = []
-    for name, tp in typing.get_type_hints(cls).items():
+    hints = typing.get_type_hints(cls)
+    for name in section_keys(cls):
         keys.append(prefix + name)
-        if dataclasses.is_dataclass(tp):
-            keys += _dotted_keys(tp, f"{prefix}{name}.")
+        if dataclasses.is_dataclass(hints.get(name)):
+            keys += _dotted_keys(hints[name], f"{prefix}{name}.")
     return keys
 
 
@@ -84,7 +87,7 @@ def _unknown_key(word: str, cls, prefix: str) -> str:
     elsewhere = {last: keys[0] for last, keys in by_last.items() if len(keys) == 1}
     if word in elsewhere:
         return f" (did you mean '{elsewhere[word]}'?)"
-    hint = did_you_mean(word, [f.name for f in dataclasses.fields(cls)], prefix)
+    hint = did_you_mean(word, section_keys(cls), prefix)
     if hint:
         return hint
     close = closest(word, elsewhere, cutoff=0.8)
@@ -99,13 +102,16 @@ def _build(cls, raw, where: str, source: str):
         raise ConfigError(f"{source}: {where or 'the config'} must be a mapping of keys to values, "
                           f"got {short_repr(raw)}")
     hints = typing.get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls)]
+    names = section_keys(cls)
     prefix = f"{where}." if where else ""
     for k in raw:
         if k not in names:
             raise ConfigError(f"{source}: unknown key {short_repr(prefix + str(k))}" + _unknown_key(str(k), cls, prefix))
     values = {}
     for f in dataclasses.fields(cls):
+        if "options_of" in f.metadata:
+            values[f.name] = _chosen_options(cls, raw, values, prefix, source)
+            continue
         if f.name not in raw:
             continue
         key = prefix + f.name
@@ -122,7 +128,62 @@ def _build(cls, raw, where: str, source: str):
             except ConfigError as e:
                 raise ConfigError(f"{source}: {e}") from None
         values[f.name] = v
+    if cls is DataConfig:
+        _check_dataset_keys(raw, values, prefix, source)
     return cls(**values)
+
+
+def _chosen_options(cls, raw: dict, values: dict, prefix: str, source: str) -> dict:
+    """The options of the thing section ``cls`` names (``values["name"]``, else its default),
+    from the keys of ``raw`` that are not the section's own; ConfigError for a key that is an
+    option of another choice only."""
+    registry = options_registry(cls)
+    chosen = values.get("name", next(f.default for f in dataclasses.fields(cls) if f.name == "name"))
+    own = {f.name for f in dataclasses.fields(cls)}
+    given = {k: v for k, v in raw.items() if k not in own}
+    for key, value in list(given.items()):
+        if key not in registry[chosen].options:
+            owners = [n for n, thing in registry.items() if key in thing.options]
+            if all(registry[n].options[key].default == value for n in owners):  # as earlier versions wrote every key
+                del given[key]
+                continue
+            raise ConfigError(f"{source}: {prefix}{key} is an option of {_listed(owners)}, not of {chosen} "
+                              f"({prefix}name)")
+    try:
+        return validate_options(given, registry[chosen].options, prefix, chosen)
+    except ConfigError as e:
+        raise ConfigError(f"{source}: {e}") from None
+
+
+def _forget_other_choices(cls, section: dict, name: str) -> None:
+    """Drop from ``section`` the keys that the thing ``--set`` now names does not take: options
+    the file wrote for the thing it named (a cosine schedule's warmup_epochs, when --set
+    schedule.name=constant), which are the file's, not a mistake of the command line."""
+    registry = options_registry(cls)
+    if registry is not None and name in registry:
+        others = {k for thing in registry.values() for k in thing.options} - set(registry[name].options)
+    elif cls is DataConfig and name in LOADERS:
+        others = set(key_owners()) - set(getattr(LOADERS[name], "config_keys", ()))
+    else:
+        return
+    for key in others & set(section):
+        del section[key]
+
+
+def _check_dataset_keys(raw: dict, values: dict, prefix: str, source: str) -> None:
+    """ConfigError for a data key that the named dataset does not read (data.arms of moons),
+    unless it has its default, as files written by earlier versions hold every key."""
+    chosen = values.get("name", DataConfig.name)
+    owners = key_owners()
+    defaults = DataConfig()
+    for key in raw:
+        if key in owners and chosen not in owners[key] and values.get(key) != getattr(defaults, key):
+            raise ConfigError(f"{source}: {prefix}{key} is an option of {_listed(owners[key])}, not of {chosen} "
+                              f"({prefix}name)")
+
+
+def _listed(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
 
 def parse_override(text: str) -> tuple[list[str], object]:
@@ -164,14 +225,16 @@ def _apply_override(raw: dict, path: list[str], value, text: str) -> None:
                 raise ConfigError(f"--set {short_repr(text)}: {where} is not a section")
             node = node[part]
             continue
-        names = [f.name for f in dataclasses.fields(cls)]
+        names = section_keys(cls)
         if part not in names:
             raise ConfigError(f"--set {short_repr(text)}: unknown key '{where}'"
                               + _unknown_key(part, cls, where.rpartition(".")[0] + "." if depth else ""))
         if last:
+            if part == "name" and isinstance(value, str):
+                _forget_other_choices(cls, node, value)
             node[part] = value
             return
-        tp = typing.get_type_hints(cls)[part]
+        tp = typing.get_type_hints(cls).get(part)
         child = node.get(part)
         if dataclasses.is_dataclass(tp):
             if not isinstance(child, dict):
@@ -240,9 +303,9 @@ def _unknown_keys(raw, cls, prefix: str = "") -> list[str]:
         return []
     hints, found = typing.get_type_hints(cls), []
     for k, v in raw.items():
-        if k not in hints:
+        if k not in section_keys(cls):
             found.append(short_repr(prefix + str(k)) + _unknown_key(str(k), cls, prefix))
-        elif dataclasses.is_dataclass(hints[k]):
+        elif dataclasses.is_dataclass(hints.get(k)):
             found += _unknown_keys(v, hints[k], f"{prefix}{k}.")
     return found
 

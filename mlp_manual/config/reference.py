@@ -12,6 +12,7 @@ import inspect
 import re
 import typing
 
+from ..datasets.load import key_owners
 from . import schema
 
 INTRO = """# Every config key
@@ -51,15 +52,40 @@ def _rule(f: dataclasses.Field) -> str:
 
 
 def section_rows(cls, prefix: str) -> list[str]:
-    """One table row per key of section ``cls``; a nested section adds its own rows."""
+    """One table row per key of section ``cls``; a nested section adds its own rows. A data key
+    that only some datasets read names them (their loaders declare it)."""
     rows, comments = [], _comments(cls)
+    if cls is schema.DataConfig:
+        for key, owners in key_owners().items():
+            comments[key] = f"{prefix}name {', '.join(owners)}" + (f": {comments[key]}" if key in comments else "")
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         key = f"{prefix}{f.name}"
+        if "options_of" in f.metadata:
+            rows += option_rows(f.metadata["options_of"], prefix)
+            continue
         if dataclasses.is_dataclass(hints[f.name]):
             rows += section_rows(hints[f.name], key + ".")
             continue
         cells = [f"`{key}`", _type_name(hints[f.name]), f"`{_default(f)}`", _rule(f), comments.get(f.name, "")]
+        rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return rows
+
+
+def option_rows(registry: dict, prefix: str) -> list[str]:
+    """One row per option the things of ``registry`` declare (in ``mlp_manual/options.py``'s
+    vocabulary), naming the things that take it: a section may set only those of its choice."""
+    declared: dict[tuple[str, int], tuple] = {}
+    for name, thing in registry.items():
+        for key, option in thing.options.items():
+            owners = declared.setdefault((key, id(option)), (option, []))[1]
+            owners.append(name)
+    rows = []
+    for (key, _), (option, owners) in declared.items():
+        default = "null" if option.default is None else str(option.default).lower() if isinstance(
+            option.default, bool) else str(option.default)
+        cells = [f"`{prefix}{key}`", option.kind.described, f"`{default}`", f"must {option.must}" if option.must else "",
+                 f"{prefix}name {', '.join(owners)}: {option.help}"]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return rows
 

@@ -5,6 +5,7 @@ Every key has a default; ``parse`` fills these from a YAML document and raises C
 naming the key and the file (or ``--set``) for an unknown key, a wrong type or a bad value.
 """
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from ..datasets.categories import UNSEEN_KINDS
@@ -46,30 +47,29 @@ fraction = {"check": lambda v: 0 <= v < 1, "must": "be in [0, 1)"}
 @dataclass(frozen=True)
 class DataConfig:
     name: str = _opt("moons", choices=DATASET_NAMES)
-    n_samples: int = _opt(300, **positive)  # generated datasets
+    n_samples: int = _opt(300, **positive)
     noise: float = _opt(0.1, **non_negative)
-    copies: int = _opt(1, **positive)  # xor: copies of the four points
-    arms: int = _opt(3, check=lambda v: v >= 2, must="be >= 2")  # spirals
-    centers: int = _opt(3, check=lambda v: v >= 2, must="be >= 2")  # blobs
-    path: str | None = None  # csv file
-    val_path: str | None = None  # csv: a validation file of the same layout (instead of val_fraction)
-    test_path: str | None = None  # csv: a test file of the same layout (instead of test_fraction)
-    target: int | str = -1  # csv: target column, index or header name
-    columns: tuple | None = _opt(None, each=column_name)  # csv: the feature columns, in this order (default: all)
-    drop: tuple = _opt((), each=column_name)  # csv: columns that are not features (an ID column)
-    missing: str = _opt("error", choices=MISSING_KINDS)  # csv: what an empty feature cell becomes
-    categorical: tuple | None = _opt(None, each=column_name)  # csv: columns of categories (default: text columns)
-    unseen_category: str = _opt("error", choices=UNSEEN_KINDS)  # csv: a category training lacks: error, or all 0
-    header: bool = True  # csv: the first row holds column names
+    copies: int = _opt(1, **positive)  # copies of the four points
+    arms: int = _opt(3, check=lambda v: v >= 2, must="be >= 2")
+    centers: int = _opt(3, check=lambda v: v >= 2, must="be >= 2")
+    path: str | None = None  # the CSV or text file
+    val_path: str | None = None  # a validation file of the same layout (instead of val_fraction)
+    test_path: str | None = None  # a test file of the same layout (instead of test_fraction)
+    target: int | str = -1  # the target column, index or header name
+    columns: tuple | None = _opt(None, each=column_name)  # the feature columns, in this order (default: all)
+    drop: tuple = _opt((), each=column_name)  # columns that are not features (an ID column)
+    missing: str = _opt("error", choices=MISSING_KINDS)  # what an empty feature cell becomes
+    categorical: tuple | None = _opt(None, each=column_name)  # columns of categories (default: text columns)
+    unseen_category: str = _opt("error", choices=UNSEEN_KINDS)  # a category training lacks: error, or all 0
+    header: bool = True  # the first row holds column names
     delimiter: str = _opt(",", check=lambda v: len(v) == 1, must="be a single character")
-    task: str = _opt("classification", choices=("classification", "regression"))  # csv
+    task: str = _opt("classification", choices=("classification", "regression"))  # class labels or numbers
     val_fraction: float = _opt(0.2, **fraction)
     test_fraction: float = _opt(0.0, **fraction)
     preprocess: str = _opt("none", choices=("none", "scale", "standardize"))
-    # standardize regression targets (predictions in their units)
-    target_preprocess: str = _opt("none", choices=("none", "standardize"))
+    target_preprocess: str = _opt("none", choices=("none", "standardize"))  # regression targets; answers in their units
     data_dir: str | None = None  # where mnist / fashion_mnist files live
-    context: int = _opt(3, check=lambda v: 1 <= v <= MAX_CONTEXT, must=f"be between 1 and {MAX_CONTEXT}")  # text
+    context: int = _opt(3, check=lambda v: 1 <= v <= MAX_CONTEXT, must=f"be between 1 and {MAX_CONTEXT}")  # characters of context
 
 
 @dataclass(frozen=True)
@@ -94,28 +94,41 @@ class LossConfig:
                                             must="be balanced, or a mapping of class labels to weights > 0")
 
 
+def chosen_options(registry: dict, default: str):
+    """A field holding the options of the thing a section's ``name`` chooses in ``registry``
+    (name -> what declares ``options``). They are written flat in the section, beside its own
+    keys (``optimizer: {name: sgd, momentum: 0.9}``), checked against the chosen thing's
+    declaration; one it does not declare is an error. The default: ``default``'s defaults."""
+    return field(default_factory=lambda: {k: o.default for k, o in registry[default].options.items()},
+                 metadata={"options_of": registry})
+
+
+def options_registry(cls) -> dict | None:
+    """The registry whose chosen thing's options section ``cls`` holds, or None."""
+    return next((f.metadata["options_of"] for f in dataclasses.fields(cls) if "options_of" in f.metadata), None)
+
+
+def section_keys(cls) -> list[str]:
+    """The keys a section of ``cls`` may hold: its own, and the options of any of its choices."""
+    own = [f.name for f in dataclasses.fields(cls) if "options_of" not in f.metadata]
+    registry = options_registry(cls) or {}
+    return own + list(dict.fromkeys(k for thing in registry.values() for k in thing.options if k not in own))
+
+
 @dataclass(frozen=True)
 class OptimizerConfig:
     name: str = _opt("adam", choices=OPTIMIZER_NAMES)
     lr: float = _opt(0.001, **positive)
-    momentum: float = _opt(0.0, **fraction)  # sgd
-    nesterov: bool = False  # sgd
-    beta1: float = _opt(0.9, **fraction)  # adam, adamw
-    beta2: float = _opt(0.999, **fraction)  # adam, adamw
-    rho: float = _opt(0.9, **fraction)  # rmsprop
-    eps: float = _opt(1e-8, **positive)
     weight_decay: float = _opt(0.0, **non_negative)
     clip_norm: float | None = _opt(None, **positive)
     accumulate: int = _opt(1, **positive)
+    options: dict = chosen_options(OPTIMIZERS, "adam")  # the named optimizer's: optimizers.py
 
 
 @dataclass(frozen=True)
 class ScheduleConfig:
     name: str = _opt("constant", choices=SCHEDULE_NAMES)
-    step_size: int = _opt(10, **positive)  # step: epochs between decays
-    gamma: float = _opt(0.1, check=lambda v: 0 < v <= 1, must="be in (0, 1]")  # step, exponential
-    warmup_epochs: float = _opt(0.0, **non_negative)  # cosine
-    min_lr: float = _opt(0.0, **non_negative)  # cosine
+    options: dict = chosen_options(SCHEDULES, "constant")  # the named schedule's: schedules.py
 
 
 @dataclass(frozen=True)

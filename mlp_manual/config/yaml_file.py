@@ -49,6 +49,8 @@ def config_to_dict(cfg: Config) -> dict:
     """The fully resolved config as plain YAML-able types (tuples become lists); a loss with no
     setting but its name is written as the name (loss: mse)."""
     raw = plain(dataclasses.asdict(cfg))
+    for section in ("optimizer", "schedule"):  # a chosen thing's options sit flat beside the section's keys
+        raw[section].update(raw[section].pop("options"))
     if cfg.loss.class_weights is None:
         raw["loss"] = cfg.loss.name
     return raw

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..errors import DataError, out_of_memory, short_repr
+from ..options import declares
 from ..readable import readable_bytes
 from . import real, synthetic, text
 from .categories import translate
@@ -33,6 +34,7 @@ class Generated:
                  classes_key: str | None = None, **keys):
         self.fn, self.rows_key, self.per_row, self.features, self.keys = fn, rows_key, per_row, features, keys
         self.classes_key = classes_key
+        self.config_keys = tuple(dict.fromkeys(keys.values()))  # the data keys this dataset reads
 
     def rows(self, cfg: DataConfig) -> int:
         """How many rows the config asks for, known before anything is generated."""
@@ -48,6 +50,8 @@ class Generated:
         return Dataset(cfg.name, X, y, n_classes=classes)
 
 
+@declares("path", "val_path", "test_path", "target", "columns", "drop", "missing", "categorical", "unseen_category",
+          "header", "delimiter", "task")
 def _csv(cfg: DataConfig, rng: np.random.Generator, dtype=np.float64) -> Dataset:
     if not cfg.path:
         raise DataError("data.path is required for the csv dataset")
@@ -103,7 +107,8 @@ def _shared_levels(tables: list) -> tuple | None:
 
 
 # (config, generator, the run's dtype) -> Dataset; a loader of values that may not fit the dtype
-# (a user's file) refuses them, naming where they are
+# (a user's file) refuses them, naming where they are. Each declares the data keys it reads
+# (``config_keys``) besides those every dataset has (COMMON_KEYS).
 LOADERS: dict[str, Callable[[DataConfig, np.random.Generator, np.dtype], Dataset]] = {
     "xor": Generated(synthetic.xor, "copies", 4, copies="copies", noise="noise"),
     "moons": Generated(synthetic.moons, n="n_samples", noise="noise"),
@@ -119,6 +124,18 @@ LOADERS: dict[str, Callable[[DataConfig, np.random.Generator, np.dtype], Dataset
     "names": text.names,
     "text": text.text,
 }
+
+
+COMMON_KEYS = ("name", "val_fraction", "test_fraction", "preprocess", "target_preprocess", "data_dir")
+
+
+def key_owners() -> dict[str, list[str]]:
+    """Each data key but the common ones -> the datasets that read it."""
+    owners: dict[str, list[str]] = {}
+    for name, loader in LOADERS.items():
+        for key in getattr(loader, "config_keys", ()):  # a loader that declares none reads the common keys
+            owners.setdefault(key, []).append(name)
+    return owners
 
 
 def dataset_label(name: str, path: str | None) -> str:

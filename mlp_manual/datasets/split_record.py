@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass, field
 
 from ..errors import DataError
+from ..options import is_integer
 
 FILE_KEYS = ("path", "val_path", "test_path")  # the data.* keys that name a file the rows come from
 CHUNK = 1 << 20
@@ -60,7 +61,7 @@ class SplitRecord:
         if not isinstance(spec, dict) or set(spec) != {"seed", "val_fraction", "test_fraction", "files_sha256"}:
             raise ValueError("expected seed, val_fraction, test_fraction and files_sha256")
         seed, files = spec["seed"], spec["files_sha256"]
-        if isinstance(seed, bool) or not isinstance(seed, int):
+        if not is_integer(seed):
             raise ValueError("seed must be an integer")
         for key in ("val_fraction", "test_fraction"):
             v = spec[key]

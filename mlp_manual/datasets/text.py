@@ -84,8 +84,8 @@ class TextLoader:
     config_defaults = SPLIT_DEFAULTS
     text = True  # its inputs are character indices (LOADERS entries without this attribute give numbers)
 
-    def __init__(self, read):
-        self.read = read
+    def __init__(self, read, config_keys: tuple[str, ...]):
+        self.read, self.config_keys = read, config_keys  # the data keys it reads, besides the common ones
 
     def __call__(self, cfg: DataConfig, rng: np.random.Generator, dtype=None) -> Dataset:  # indices: no dtype
         data, name = self.read(cfg)
@@ -173,5 +173,5 @@ def _read_text(cfg: DataConfig) -> tuple[bytes, str]:
         raise DataError(f"{name}: cannot read the file ({e.strerror or e})") from None
 
 
-names = TextLoader(_read_names)
-text = TextLoader(_read_text)
+names = TextLoader(_read_names, ("context",))
+text = TextLoader(_read_text, ("path", "context"))

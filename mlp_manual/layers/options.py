@@ -1,4 +1,5 @@
-"""The vocabulary of the layer registry: option kinds, options, and width rules.
+"""The width rules of the layer registry (its options are written in ``mlp_manual/options.py``'s
+vocabulary, as every choosable thing's are).
 
 An option a config sets on a layer is checked first by its kind (the type of value it holds),
 then by its range; a failure is a ConfigError that names the key, as in
@@ -7,94 +8,13 @@ that are widths and says how they follow from the width flowing into the layer: 
 never written in a config (the data and the layer before fix them), only stored in model files.
 """
 
-import math
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import ClassVar
 
-from ..errors import ConfigError, short_repr
+from ..errors import ConfigError
 from ..init import init_names
+from ..options import COUNT, OneOf, Option
 
-
-class Kind:
-    """The type of value an option holds. ``accepts`` tests a value; ``check`` returns it as the
-    layer takes it or raises ConfigError: ``<where> must be <described>, got <value>``.
-    ``holds_layers``: the value is a list of layer specs, which are built into layers."""
-
-    holds_layers = False
-
-    def __init__(self, described: str, accepts: Callable[[object], bool]):
-        self.described, self.accepts = described, accepts
-
-    def check(self, value, where: str):
-        if not self.accepts(value):
-            raise ConfigError(f"{where} must be {self.described}, got {short_repr(value)}")
-        return value
-
-
-class OneOf(Kind):
-    """A name from the list ``names()`` gives when asked."""
-
-    def __init__(self, names: Callable[[], list[str]]):
-        super().__init__("one of the names", lambda v: isinstance(v, str) and v in names())
-        self.names = names
-
-    def check(self, value, where: str):
-        if not self.accepts(value):
-            raise ConfigError(f"{where} must be one of {', '.join(self.names())}; got {short_repr(value)}")
-        return value
-
-
-NUMBER = Kind("a number", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool))
-BOOL = Kind("true or false", lambda v: isinstance(v, bool))
-COUNT = Kind("a positive integer", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1)
-INTEGER = Kind("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool))
-TEXT = Kind("a string", lambda v: isinstance(v, str))
-SCALAR = Kind("a number, a string, true or false, or null", lambda v: v is None or isinstance(v, (int, float, str)))
-INIT = OneOf(init_names)
-
-
-@dataclass(frozen=True)
-class Option:
-    """One option of a layer type: its kind; the constructor's default, which a model-file error
-    shows as an example; and a range ``check`` whose words ``must`` end "<key> must ...".
-    """
-
-    kind: Kind
-    default: object = None
-    check: Callable[[object], bool] | None = None
-    must: str = ""
-
-    def validate(self, value, where: str):
-        """``value`` as the layer takes it, or ConfigError naming ``where``."""
-        value = self.kind.check(value, where)
-        if not self.in_range(value):
-            raise ConfigError(f"{where} must {self.must}, got {short_repr(value)}")
-        return value
-
-    def in_range(self, value) -> bool:
-        """Whether a value of the right kind passes the range check."""
-        return self.check is None or self.check(value)
-
-
-def option_like(default) -> Option | None:
-    """The option a constructor argument with this ``default`` is: true or false for a bool, an
-    integer for an int, a finite number for a float, a string for a str, any scalar for None;
-    None for a default of any other type (a config cannot write it)."""
-    if isinstance(default, bool):
-        return Option(BOOL, default)
-    if isinstance(default, int):
-        return Option(INTEGER, default)
-    if isinstance(default, float):
-        return Option(NUMBER, default, math.isfinite, "be a finite number")
-    if isinstance(default, str):
-        return Option(TEXT, default)
-    return Option(SCALAR) if default is None else None
-
-
-def positive(default: float) -> Option:
-    """A number > 0 and finite, such as a normalisation's eps."""
-    return Option(NUMBER, default, lambda v: 0 < v < math.inf, "be > 0")
+INIT = OneOf(init_names)  # a weight initialiser's name
 
 
 class Widths:

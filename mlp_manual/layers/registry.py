@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ..errors import ConfigError, LayerError, did_you_mean, short_repr, what_was_raised
+from ..options import BOOL, NUMBER, Kind, Option, positive
 from . import user_checks
 from .activations import GELU, Identity, LeakyReLU, ReLU, Sigmoid, Softmax, Tanh
 from .base import Layer
@@ -22,19 +23,7 @@ from .dropout import Dropout
 from .embedding import Embedding
 from .linear import Linear
 from .normalization import BatchNorm1d, LayerNorm, RMSNorm
-from .options import (
-    BOOL,
-    FEATURES,
-    INIT,
-    KEEP,
-    NUMBER,
-    TABLE,
-    UNITS,
-    Kind,
-    Option,
-    Widths,
-    positive,
-)
+from .options import FEATURES, INIT, KEEP, TABLE, UNITS, Widths
 from .residual import Residual
 
 

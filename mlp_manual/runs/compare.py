@@ -8,6 +8,7 @@ from ..config.bounded_yaml import read_yaml
 from ..config.parse import named_sections
 from ..datasets.load import dataset_label
 from ..errors import ConfigError
+from ..options import is_integer
 
 
 def flatten(d: dict, prefix: str = "") -> dict:
@@ -127,4 +128,4 @@ def best_epoch(run_dir: Path) -> tuple[int | None, bool]:
     epoch = summary.get("best_epoch")
     weights = summary.get("weights")
     restored = isinstance(weights, dict) and weights.get("source") == "best"
-    return (epoch, restored) if isinstance(epoch, int) and not isinstance(epoch, bool) else (None, False)
+    return (epoch, restored) if is_integer(epoch) else (None, False)

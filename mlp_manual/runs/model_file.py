@@ -23,6 +23,7 @@ from ..layers.registry import (
     missing_module,
 )
 from ..model import Model
+from ..options import is_integer
 from .model_info import ModelInfo, info_from_spec
 
 FORMAT = "mlp-manual-model/1"
@@ -92,11 +93,11 @@ def _layer_kwargs(i: str, layer_spec, arrays: dict[str, np.ndarray], path) -> tu
     widths = 1
     for k, v in kwargs.items():
         if k in layer_type.widths.unsized:  # sizes no array: only its use is bounded (by the data it takes)
-            if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_UNSIZED_WIDTH:
+            if not is_integer(v) or not 1 <= v <= MAX_UNSIZED_WIDTH:
                 raise ModelFileError(f"{path}: layer {i} ({name}) has {k} {v!r}, expected an integer in "
                                      f"1..{MAX_UNSIZED_WIDTH}")
         elif k in layer_type.widths.names:
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1 or v not in dims:
+            if not is_integer(v, 1) or v not in dims:
                 raise ModelFileError(f"{path}: layer {i} ({name}) has {k} {v!r}, which its stored arrays "
                                      f"(dimensions {sorted(dims)}) do not have")
             widths *= v

@@ -15,6 +15,7 @@ from ..datasets.vocabulary import Vocabulary
 from ..errors import ModelFileError
 from ..losses import LOSSES
 from ..model import Model
+from ..options import is_integer
 
 TASKS = ("classification", "regression")
 
@@ -154,7 +155,7 @@ def info_from_spec(spec: dict, model: Model, path) -> ModelInfo:
 
 
 def _count(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 1
+    return is_integer(v, 1)
 
 
 def _labels(classes, loss, outputs: int) -> bool:
@@ -162,7 +163,7 @@ def _labels(classes, loss, outputs: int) -> bool:
     if not isinstance(classes, list) or len(classes) < 2 or loss.output_width(len(classes), 1) != outputs:
         return False
     text = all(isinstance(c, str) for c in classes)
-    integers = all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in classes)
+    integers = all(is_integer(c, 0) for c in classes)
     return (text or integers) and len(set(classes)) == len(classes)
 
 

@@ -21,6 +21,7 @@ from ..datasets.dataset import split
 from ..errors import ConfigError, DataError, LayerError
 from ..losses import LOSSES
 from ..model import build_model
+from ..options import is_integer
 from ..training.evaluation import model_outputs
 from ..training.experiment import run_generators
 from ..training.trainer import Trainer
@@ -291,7 +292,7 @@ class MLPBase(BaseEstimator):
         classes = None
         if LOSSES[self._loss].classification:
             labels = [c.item() if hasattr(c, "item") else c for c in self.classes_]
-            integers = all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in labels)
+            integers = all(is_integer(c, 0) for c in labels)
             classes = tuple(labels) if integers else tuple(str(c) for c in labels)
         names = getattr(self, "feature_names_in_", None) if feature_names is None else feature_names
         return ModelInfo("classification" if classes else "regression", self._loss, self.n_features_in_,

@@ -29,6 +29,7 @@ from ..config.bounded_yaml import read_yaml
 from ..config.yaml_file import config_from_document, paths_from_folder
 from ..errors import ConfigError, did_you_mean, short_repr
 from ..losses import LOSSES
+from ..options import is_integer
 
 # metric -> the direction that is better; test metrics are refused (``_objective``)
 METRICS = {"val_loss": "minimize", "val_acc": "maximize", "train_loss": "minimize", "train_acc": "maximize"}
@@ -36,11 +37,11 @@ DIRECTIONS = ("minimize", "maximize")
 
 
 def _non_negative_int(v):
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    return is_integer(v, 0)
 
 
 def _int_at_least(low):
-    return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= low
+    return lambda v: is_integer(v, low)
 
 
 def _seed(v):

@@ -72,7 +72,7 @@ def run_evidence(exp: Experiment, X: np.ndarray, y: np.ndarray, losses=()) -> Ev
     wants them), with the run's training ``losses`` per epoch."""
     opt = exp.cfg.optimizer
     return gather(exp.model, exp.loss, X, y, opt.lr, opt.name, losses,
-                  momentum=opt.momentum if opt.name == "sgd" else 0.0,
+                  momentum=opt.options.get("momentum", 0.0),
                   regression_targets=None if exp.loss.classification else exp.data.y_train,
                   inputs_scaled=bool(np.abs(X[:PROBE_ROWS]).max() <= INPUT_SCALE))
 

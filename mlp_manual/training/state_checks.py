@@ -6,10 +6,12 @@ predicate on the loaded value and the words an error message uses for a value th
 
 import math
 
+from ..options import is_integer
+
 
 def is_count(v) -> bool:
     """A non-negative integer (JSON booleans are not counts)."""
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    return is_integer(v, 0)
 
 
 def is_number(v) -> bool:

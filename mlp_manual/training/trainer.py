@@ -66,7 +66,8 @@ class Trainer:
                  on_checkpoint: Callable[[], None] | None = None,
                  recorder: Recorder | None = None, on_step: StepCallback | None = None):
         self.model, self.loss, self.cfg, self.rng = model, loss, cfg, rng
-        self.optimizer: Optimizer = make_optimizer(cfg.optimizer)
+        o = cfg.optimizer
+        self.optimizer: Optimizer = make_optimizer(o.name, o.options, o.weight_decay)
         self.on_epoch = on_epoch or (lambda row: None)
         self.on_checkpoint = on_checkpoint or (lambda: None)
         self.on_step = on_step or _no_report
@@ -136,7 +137,8 @@ class Trainer:
         nothing is left to train when ``finished``."""
         self._check_training_data(X)
         bounds = batch_bounds(len(X), self.cfg.training.batch_size)
-        schedule = Schedule(self.cfg.schedule, self.cfg.optimizer.lr, len(bounds), self.cfg.training.epochs)
+        schedule = Schedule(self.cfg.schedule.name, self.cfg.schedule.options, self.cfg.optimizer.lr, len(bounds),
+                            self.cfg.training.epochs)
         # every batch is gathered into this one array: no batch-sized allocation per step
         batch = np.empty((max(hi - lo for lo, hi in bounds), *X.shape[1:]), dtype=X.dtype)  # (B, D)
         self.model.train()

@@ -1,0 +1,132 @@
+"""The one vocabulary of options: the kind of value an option holds, its range and its help.
+
+Every choosable thing declares its options with it, in the module that implements it: layer
+types (``layers/registry.py``), optimizers (``optimizers.py``), schedules (``schedules.py``).
+One validator reads the declarations, for configs and ``--set`` (``config/parse.py``) and for
+model files; the config reference is written from them. A failure is a ConfigError naming the
+key, as in ``optimizer.momentum must be in [0, 1), got 1.5``.
+"""
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .errors import ConfigError, did_you_mean, short_repr
+
+
+class Kind:
+    """The type of value an option holds. ``accepts`` tests a value; ``check`` returns it as the
+    thing takes it or raises ConfigError: ``<where> must be <described>, got <value>``.
+    ``holds_layers``: the value is a list of layer specs, which are built into layers."""
+
+    holds_layers = False
+
+    def __init__(self, described: str, accepts: Callable[[object], bool]):
+        self.described, self.accepts = described, accepts
+
+    def check(self, value, where: str):
+        if not self.accepts(value):
+            raise ConfigError(f"{where} must be {self.described}, got {short_repr(value)}")
+        return value
+
+
+class OneOf(Kind):
+    """A name from the list ``names()`` gives when asked."""
+
+    def __init__(self, names: Callable[[], list[str]]):
+        super().__init__("one of the names", lambda v: isinstance(v, str) and v in names())
+        self.names = names
+
+    def check(self, value, where: str):
+        if not self.accepts(value):
+            raise ConfigError(f"{where} must be one of {', '.join(self.names())}; got {short_repr(value)}"
+                              + (did_you_mean(value, self.names()) if isinstance(value, str) else ""))
+        return value
+
+
+def is_integer(v, low: int | None = None) -> bool:
+    """An int that is not a bool (YAML's true is an int to Python), at least ``low`` when given."""
+    return isinstance(v, int) and not isinstance(v, bool) and (low is None or v >= low)
+
+
+def is_number(v) -> bool:
+    """An int or a float that is not a bool."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+NUMBER = Kind("a number", is_number)
+BOOL = Kind("true or false", lambda v: isinstance(v, bool))
+COUNT = Kind("a positive integer", lambda v: is_integer(v, 1))
+INTEGER = Kind("an integer", is_integer)
+TEXT = Kind("a string", lambda v: isinstance(v, str))
+SCALAR = Kind("a number, a string, true or false, or null", lambda v: v is None or isinstance(v, (int, float, str)))
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: its kind; its default (what a config that leaves it out gets, and an example
+    in messages); a range ``check`` whose words ``must`` end "<key> must ..."; and ``help``,
+    one line for the reference."""
+
+    kind: Kind
+    default: object = None
+    check: Callable[[object], bool] | None = None
+    must: str = ""
+    help: str = ""
+
+    def validate(self, value, where: str):
+        """``value`` as the thing takes it, or ConfigError naming ``where``."""
+        value = self.kind.check(value, where)
+        if not self.in_range(value):
+            raise ConfigError(f"{where} must {self.must}, got {short_repr(value)}")
+        return value
+
+    def in_range(self, value) -> bool:
+        """Whether a value of the right kind passes the range check."""
+        return self.check is None or self.check(value)
+
+
+def option_like(default) -> Option | None:
+    """The option a constructor argument with this ``default`` is: true or false for a bool, an
+    integer for an int, a finite number for a float, a string for a str, any scalar for None;
+    None for a default of any other type (a config cannot write it)."""
+    if isinstance(default, bool):
+        return Option(BOOL, default)
+    if isinstance(default, int):
+        return Option(INTEGER, default)
+    if isinstance(default, float):
+        return Option(NUMBER, default, math.isfinite, "be a finite number")
+    if isinstance(default, str):
+        return Option(TEXT, default)
+    return Option(SCALAR) if default is None else None
+
+
+def positive(default: float, help: str = "") -> Option:
+    """A number > 0 and finite, such as a normalisation's eps."""
+    return Option(NUMBER, default, lambda v: 0 < v < math.inf, "be > 0", help)
+
+
+def fraction(default: float, help: str = "") -> Option:
+    """A number in [0, 1), such as a momentum or a decay rate of a running average."""
+    return Option(NUMBER, default, lambda v: 0 <= v < 1, "be in [0, 1)", help)
+
+
+def declares(*keys: str):
+    """Mark a loader function with the config keys it reads (``fn.config_keys``), beside the keys
+    every dataset has: a config that names another dataset may not set them."""
+    def mark(fn):
+        fn.config_keys = keys
+        return fn
+    return mark
+
+
+def validate_options(given: dict, declared: dict[str, Option], where: str, owner: str) -> dict:
+    """Every declared option's value: ``given``'s, checked, else its default. ``where`` is the
+    dotted prefix of the keys in messages (``optimizer.``); ``owner`` names what declares them
+    (``sgd``). ConfigError for an option it does not declare, with did-you-mean."""
+    for key in given:
+        if key not in declared:
+            raise ConfigError(f"unknown option {key!r} for {owner}" + (did_you_mean(key, declared) or (
+                f" (it takes {', '.join(declared)})" if declared else " (it takes none)")))
+    return {key: option.validate(given[key], f"{where}{key}") if key in given else option.default
+            for key, option in declared.items()}
