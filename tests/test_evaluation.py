@@ -93,8 +93,12 @@ def test_evaluate_saved_model_refuses_what_it_cannot_evaluate(tmp_path):
     saved_run(tmp_path / "run")
     with pytest.raises(DataError, match=r"^xor has no val split with this config \(data.val_fraction is 0\); its splits: train$"):
         evaluate_saved_model(tmp_path / "run" / "model.npz", "val")
-    with pytest.raises(ConfigError, match="other.yaml: no run config beside the model; pass --config$"):
+    with pytest.raises(ConfigError, match="other.yaml: no such config file$"):
         evaluate_saved_model(tmp_path / "run" / "model.npz", config_path=tmp_path / "other.yaml")
+    (tmp_path / "alone").mkdir()
+    (tmp_path / "run" / "model.npz").rename(tmp_path / "alone" / "model.npz")
+    with pytest.raises(ConfigError, match="config.yaml: no run config beside the model; pass --config$"):
+        evaluate_saved_model(tmp_path / "alone" / "model.npz")
 
 
 @pytest.mark.parametrize("inputs, outputs, message", [

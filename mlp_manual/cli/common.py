@@ -156,6 +156,18 @@ def config_argument(fn):
     return click.argument("config_file", required=False, metavar="[CONFIG]")(wrapper)
 
 
+def config_option(help: str):
+    """``--config PATH``: a YAML config. Not checked by click: the library names a missing or
+    unreadable file in one line, as it does for every file a command reads."""
+    return click.option("--config", "config_path", metavar="PATH", help=help)
+
+
+def set_option(fn):
+    """``--set KEY=VALUE`` (repeatable): the overrides of a config's keys."""
+    return click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                        help="Override a config key, e.g. --set optimizer.lr=0.05 (repeatable; VALUE is YAML).")(fn)
+
+
 def import_option(fn):
     """``--import MODULE`` (repeatable): the layer classes of the user's module MODULE (a name
     importable from the current folder, or a .py file) are layer types while the command runs,

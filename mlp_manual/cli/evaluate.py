@@ -17,7 +17,7 @@ from ..runs.evaluate import (
     load_run_data,
 )
 from ..training.evaluation import class_table, regression_table
-from .common import import_option, say, user_errors, version_option, writable_folder
+from .common import config_option, import_option, say, user_errors, version_option, writable_folder
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -29,8 +29,7 @@ from .common import import_option, say, user_errors, version_option, writable_fo
                    "whole, read with the run's column settings.")
 @click.option("--split", type=click.Choice(["test", "val", "train"]),
               help="The split to evaluate (default: test; for a text model, every split).")
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
-              help="The run's config (default: config.yaml beside the model).")
+@config_option("The run's config (default: config.yaml beside the model).")
 @click.option("--data-dir", metavar="DIR", help="Folder holding downloaded datasets.")
 @click.option("--out", metavar="DIR", type=click.Path(file_okay=False),
               help="Folder for confusion.png / predictions.png (<name>_<split>.png for val and train; "

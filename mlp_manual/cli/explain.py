@@ -10,10 +10,12 @@ from ..explain.html import EXAMPLES
 from ..explain.trace import MAX_ELEMENTS, trace
 from .common import (
     config_argument,
+    config_option,
     import_option,
     max_elements_option,
     output_file,
     say,
+    set_option,
     user_errors,
     version_option,
 )
@@ -22,10 +24,8 @@ from .common import (
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @version_option
 @config_argument
-@click.option("--config", "config_path", type=click.Path(exists=True, dir_okay=False),
-              help="The YAML config whose model and data are used (default with --model: config.yaml beside it).")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="Override a config key (repeatable; VALUE is YAML).")
+@config_option("The YAML config whose model and data are used (default with --model: config.yaml beside it).")
+@set_option
 @click.option("--model", "model_path", type=click.Path(exists=True, dir_okay=False),
               help="Trained weights (a model.npz of the config's model) instead of the initial ones.")
 @click.option("--rows", type=click.IntRange(min=1), default=4, show_default=True,
@@ -80,9 +80,10 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
         return
     if not config_path and not model_path:
         raise click.UsageError("give --config, or --model with a config.yaml beside it")
-    config_path = Path(config_path) if config_path else Path(model_path).with_name("config.yaml")
-    if not config_path.is_file():
-        raise click.UsageError(f"{config_path}: no run config beside the model; pass --config")
+    if not config_path:  # a given config that is missing is named when it is read
+        config_path = Path(model_path).with_name("config.yaml")
+        if not config_path.is_file():
+            raise click.UsageError(f"{config_path}: no run config beside the model; pass --config")
     if graph_path:
         graph_path = output_file(graph_path, "--graph", ".png")
     if html_path:

@@ -17,9 +17,11 @@ from ..gradcheck.user import (
 )
 from .common import (
     config_argument,
+    config_option,
     import_option,
     max_elements_option,
     say,
+    set_option,
     user_errors,
     version_option,
 )
@@ -30,10 +32,8 @@ DEFAULT_MAX_ELEMENTS = 1000
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @version_option
 @config_argument
-@click.option("--config", "config_path", metavar="PATH",
-              help="Check the whole model of this YAML config, with its loss, on a batch of its data.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="With --config: override a config key (repeatable; VALUE is YAML).")
+@config_option("Check the whole model of this YAML config, with its loss, on a batch of its data.")
+@set_option
 @click.option("--layer", "layer_spec", metavar="MODULE:ATTR",
               help="Check your own layer: a class (built for the width of --input-shape when its constructor "
                    "takes features, or in_features and out_features), or a function returning a layer, "

@@ -13,9 +13,11 @@ from ..runs.run import resume_run, train_run
 from ..training.experiment import prepare
 from .common import (
     config_argument,
+    config_option,
     import_option,
     machine_failure,
     say,
+    set_option,
     user_errors,
     version_option,
     warnings_on_stderr,
@@ -29,9 +31,8 @@ DIVERGED_EXIT = 3
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @version_option
 @config_argument
-@click.option("--config", "config_path", metavar="PATH", help="YAML config file.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="Override a config key, e.g. --set optimizer.lr=0.05 (repeatable; VALUE is YAML).")
+@config_option("YAML config file.")
+@set_option
 @click.option("--out", metavar="DIR", help="Run folder (default runs/<config name>-<timestamp>).")
 @click.option("--overwrite", is_flag=True, help="Allow --out to name a folder that holds an earlier run.")
 @click.option("--seed", type=int, help="Random seed (same as --set seed=N).")

@@ -200,7 +200,9 @@ def evaluate_file(model_path, path, *, config_path=None) -> SplitEvaluation:
 
 
 def _run_config(model_path: Path, config_path) -> Path:
-    config_path = Path(config_path) if config_path else model_path.with_name("config.yaml")
+    if config_path:
+        return Path(config_path)  # a missing or unreadable file is named when it is read
+    config_path = model_path.with_name("config.yaml")
     if not config_path.is_file():
         raise ConfigError(f"{config_path}: no run config beside the model; pass --config")
     return config_path
