@@ -89,6 +89,7 @@ import numpy as np  # noqa: E402
 from mlp_manual.config import config_from_dict  # noqa: E402
 from mlp_manual.losses import LOSSES  # noqa: E402
 from mlp_manual.model import build_model  # noqa: E402
+from mlp_manual.training.experiment import training_plan  # noqa: E402
 from mlp_manual.training.trainer import Trainer  # noqa: E402
 
 
@@ -136,13 +137,13 @@ class MlpManual:
                                      "schedule": {"name": "constant"},
                                      "training": {"epochs": 1, "batch_size": batch}}, "bench")
         model = build_model(list(self.cfg.model.layers), D, C, np.random.default_rng(seed))
-        self.trainer = Trainer(model, LOSSES["softmax_cross_entropy"], self.cfg, np.random.default_rng(seed + 1))
+        self.trainer = Trainer(model, LOSSES["softmax_cross_entropy"], training_plan(self.cfg), np.random.default_rng(seed + 1))
         self.X, self.y = X, y
 
     def epoch(self):
-        # Trainer.fit resumes after its last completed epoch: one more configured epoch runs one more.
+        # Trainer.fit resumes after its last completed epoch: one more planned epoch runs one more.
         t = self.trainer
-        t.cfg = replace(self.cfg, training=replace(self.cfg.training, epochs=t.epoch + 1))
+        t.plan = replace(t.plan, epochs=t.epoch + 1)
         t.fit(self.X, self.y)
 
 

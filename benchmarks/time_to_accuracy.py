@@ -91,7 +91,7 @@ class Clock:
 
 def run_mlp_manual(args, clock):
     from mlp_manual.config import load_config
-    from mlp_manual.training.experiment import prepare
+    from mlp_manual.training.experiment import prepare, training_plan
     from mlp_manual.training.trainer import Trainer, evaluate
     clock.mark("imported")
     overrides = [f"seed={args.seed}"] + ([f"data.data_dir={args.data_dir}"] if args.data_dir else [])
@@ -103,7 +103,7 @@ def run_mlp_manual(args, clock):
     def on_epoch(row):
         clock.epoch(evaluate(ex.model, ex.loss, data.X_test, data.y_test)["acc"])
 
-    Trainer(ex.model, ex.loss, cfg, ex.train_rng, on_epoch=on_epoch).fit(data.X_train, data.y_train,
+    Trainer(ex.model, ex.loss, training_plan(cfg), ex.train_rng, on_epoch=on_epoch).fit(data.X_train, data.y_train,
                                                                          data.X_val, data.y_val)
     clock.report(n_train=len(data.X_train))
 

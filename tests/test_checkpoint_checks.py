@@ -11,7 +11,7 @@ from mlp_manual.config import load_config
 from mlp_manual.errors import ModelFileError
 from mlp_manual.optimizers import make_optimizer
 from mlp_manual.runs.checkpoint import load_checkpoint, restore, save_checkpoint
-from mlp_manual.training.experiment import prepare
+from mlp_manual.training.experiment import prepare, training_plan
 from mlp_manual.training.trainer import Trainer
 
 FILES = Path(__file__).parent / "bad_inputs" / "files"
@@ -21,7 +21,7 @@ CKPT = load_checkpoint(FILES / "xor-checkpoint.npz")  # after epoch 2 of 4
 
 def fresh_trainer():
     exp = prepare(XOR)
-    return exp, Trainer(exp.model, exp.loss, XOR, exp.train_rng)
+    return exp, Trainer(exp.model, exp.loss, training_plan(XOR), exp.train_rng)
 
 
 def damaged(meta=None, arrays=None, drop=()):
@@ -92,12 +92,12 @@ def test_the_fixture_and_a_position_that_fits_are_accepted():
 def test_the_history_columns_are_those_training_writes(tmp_path, overrides, validation):
     cfg = load_config(FILES / "xor.yaml", ["training.epochs=1", *overrides])
     exp = prepare(cfg)
-    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng)
+    trainer = Trainer(exp.model, exp.loss, training_plan(cfg), exp.train_rng)
     trainer.fit(exp.data.X_train, exp.data.y_train, exp.data.X_val, exp.data.y_val)
     assert (exp.data.X_val is not None) == validation
     assert list(trainer.history.columns) == trainer.metric_names(validation)
     save_checkpoint(tmp_path / "c.npz", trainer)
-    again = Trainer(prepare(cfg).model, exp.loss, cfg, exp.train_rng)
+    again = Trainer(prepare(cfg).model, exp.loss, training_plan(cfg), exp.train_rng)
     restore(again, load_checkpoint(tmp_path / "c.npz"), "c", len(exp.data.X_train), validation)
 
 

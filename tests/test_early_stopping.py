@@ -6,11 +6,10 @@ import json
 import numpy as np
 import pytest
 
-from mlp_manual.config import EarlyStoppingConfig
 from mlp_manual.errors import ConfigError
 from mlp_manual.layers import Linear
 from mlp_manual.model import Model
-from mlp_manual.training.early_stopping import EarlyStopping
+from mlp_manual.training.early_stopping import EarlyStopping, StopRule
 
 
 def tiny_model(seed=0):
@@ -80,12 +79,12 @@ def test_the_stop_message_says_why_when_and_which_weights(restore_best, kept):
 
 
 def test_a_val_acc_monitor_needs_a_loss_that_reports_accuracy():
-    cfg = EarlyStoppingConfig(patience=3, min_delta=0.01, monitor="val_acc", restore_best=False)
-    stopping = EarlyStopping.from_config(cfg, classification=True)
+    rule = StopRule(monitor="val_acc", patience=3, min_delta=0.01, restore_best=False)
+    stopping = EarlyStopping.chosen(rule, classification=True)
     assert (stopping.monitor, stopping.patience, stopping.min_delta, stopping.restore_best) == ("val_acc", 3, 0.01, False)
     with pytest.raises(ConfigError, match="^training.early_stopping.monitor is val_acc, but this loss reports no "
                                           "accuracy; watch val_loss$"):
-        EarlyStopping.from_config(cfg, classification=False)
+        EarlyStopping.chosen(rule, classification=False)
 
 
 @pytest.mark.parametrize("epochs_before_save", [0, 2, 3])

@@ -24,7 +24,7 @@ from mlp_manual.model import Model
 from mlp_manual.runs.checkpoint import load_checkpoint, restore
 from mlp_manual.runs.metrics import write_metrics
 from mlp_manual.runs.model_file import load_model
-from mlp_manual.training.experiment import prepare
+from mlp_manual.training.experiment import prepare, training_plan
 from mlp_manual.training.state_checks import is_count
 from mlp_manual.training.trainer import Trainer
 
@@ -317,7 +317,7 @@ def test_resuming_from_a_checkpoint_with_mutated_meta(data):
         if ckpt is None:
             return
         exp = prepare(XOR_LONGER)
-        trainer = Trainer(exp.model, exp.loss, XOR_LONGER, np.random.default_rng(0))
+        trainer = Trainer(exp.model, exp.loss, training_plan(XOR_LONGER), np.random.default_rng(0))
         try:
             restore(trainer, ckpt, path, len(exp.data.X_train), validation=False)
         except MLPManualError:
@@ -334,7 +334,7 @@ def test_the_fuzzed_fixtures_are_valid():
     assert isinstance(load_model(FILES / "xor-model.npz"), Model)
     ckpt = load_checkpoint(FILES / "xor-checkpoint.npz")
     exp = prepare(XOR)
-    restore(Trainer(exp.model, exp.loss, XOR, np.random.default_rng(0)), ckpt, "ckpt", len(exp.data.X_train))
+    restore(Trainer(exp.model, exp.loss, training_plan(XOR), np.random.default_rng(0)), ckpt, "ckpt", len(exp.data.X_train))
 
 
 @FUZZ

@@ -3,8 +3,10 @@ loaded, against a limit tied to the machine, with the value at fault in the mess
 
 import pytest
 
-from mlp_manual.config import Config, ConfigError, config_from_dict, load_config, memory
-from mlp_manual.config.memory import check_memory, memory_limit
+from mlp_manual import machine
+from mlp_manual.config import Config, ConfigError, config_from_dict, load_config
+from mlp_manual.config.memory import check_memory
+from mlp_manual.machine import memory_limit
 from mlp_manual.readable import readable_bytes
 from mlp_manual.training.experiment import prepare
 
@@ -12,7 +14,7 @@ from mlp_manual.training.experiment import prepare
 @pytest.fixture
 def limit(monkeypatch):
     """A run may use 100 MB, for exact messages on any machine."""
-    monkeypatch.setattr(memory, "memory_limit", lambda: (100_000_000, "a test limit"))
+    monkeypatch.setattr(machine, "memory_limit", lambda: (100_000_000, "a test limit"))
 
 
 @pytest.mark.parametrize("raw, message", [
@@ -79,7 +81,7 @@ def test_the_limit_is_half_the_memory_and_half_an_address_space_limit(monkeypatc
     assert memory_limit() == (min(1 << 30, physical // 2), "half the address-space limit, ulimit -v")
     monkeypatch.delattr(os, "sysconf")
     monkeypatch.setattr(resource, "getrlimit", lambda what: (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-    assert memory_limit() == (memory.FALLBACK_LIMIT, "the limit where the memory size is unknown")
+    assert memory_limit() == (machine.FALLBACK_LIMIT, "the limit where the memory size is unknown")
 
 
 @pytest.mark.parametrize("n, text", [(0, "0 bytes"), (999, "999 bytes"), (1000, "about 1 kB"),

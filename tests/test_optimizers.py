@@ -22,6 +22,7 @@ from mlp_manual.optimizers import (
     make_optimizer,
 )
 from mlp_manual.schedules import SCHEDULES, Schedule
+from mlp_manual.training.experiment import training_plan
 from mlp_manual.training.trainer import Trainer
 
 
@@ -190,7 +191,7 @@ def test_gradient_accumulation_equals_one_big_batch(optimizer):
     for k in (1, 3, 5):
         cfg = config_from_dict({"dtype": "float64", "optimizer": {"name": optimizer, "lr": 0.1, "accumulate": k}})
         model = tanh_net(0)
-        trainer = Trainer(model, LOSSES["softmax_cross_entropy"], cfg, np.random.default_rng(0))
+        trainer = Trainer(model, LOSSES["softmax_cross_entropy"], training_plan(cfg), np.random.default_rng(0))
         trainer.train_step(X, y, 0.1)
         trainer.train_step(X, y, 0.1)
         updates.append(model.state())

@@ -94,12 +94,12 @@ WRITER = textwrap.dedent("""
     import sys, numpy as np
     from mlp_manual.runs.checkpoint import save_checkpoint
     from mlp_manual.config import config_from_dict
-    from mlp_manual.training.experiment import prepare
+    from mlp_manual.training.experiment import prepare, training_plan
     from mlp_manual.training.trainer import Trainer
     cfg = config_from_dict({"data": {"name": "blobs", "n_samples": 64},
                             "model": {"layers": [{"type": "linear", "units": 1500}, "relu", {"type": "linear"}]}})
     exp = prepare(cfg)
-    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng)
+    trainer = Trainer(exp.model, exp.loss, training_plan(cfg), exp.train_rng)
     i = 0
     while True:
         i += 1

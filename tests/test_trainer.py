@@ -9,14 +9,14 @@ from mlp_manual.losses import LOSSES
 from mlp_manual.model import build_model
 from mlp_manual.training.epoch_position import EpochPosition
 from mlp_manual.training.evaluation import evaluate
-from mlp_manual.training.experiment import prepare
+from mlp_manual.training.experiment import prepare, training_plan
 from mlp_manual.training.trainer import Trainer, batch_bounds
 
 
 def train(cfg):
     exp = prepare(cfg)
     d = exp.data
-    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng)
+    trainer = Trainer(exp.model, exp.loss, training_plan(cfg), exp.train_rng)
     trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
     return exp, trainer
 
@@ -84,7 +84,7 @@ def test_sgd_training_matches_a_straightforward_reference_to_float32_rounding():
     X, y = data.normal(size=(43, 6)).astype(np.float32), data.integers(0, 3, 43)
     model = build_model(list(cfg.model.layers), 6, 3, np.random.default_rng(11))
     params = [[layer.params[k].astype(np.float64) for k in ("W", "b")] for layer in model.layers[::2]]
-    Trainer(model, LOSSES["softmax_cross_entropy"], cfg, np.random.default_rng(12)).fit(X, y)
+    Trainer(model, LOSSES["softmax_cross_entropy"], training_plan(cfg), np.random.default_rng(12)).fit(X, y)
 
     order_rng = np.random.default_rng(12)
     for _ in range(3):
@@ -112,7 +112,7 @@ def test_sgd_training_matches_a_straightforward_reference_to_float32_rounding():
 def test_fit_rejects_empty_data_and_a_batch_order_for_other_data():
     cfg = load_config("configs/xor.yaml")
     exp = prepare(cfg)
-    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng)
+    trainer = Trainer(exp.model, exp.loss, training_plan(cfg), exp.train_rng)
     with pytest.raises(DataError, match="^there are no training samples$"):
         trainer.fit(exp.data.X_train[:0], exp.data.y_train[:0])
     trainer.position = EpochPosition(np.arange(7), next_batch=1)
@@ -126,7 +126,7 @@ def test_on_step_reports_every_step_and_the_epoch_loss_so_far_without_changing_t
     calls = []
     exp = prepare(cfg)
     d = exp.data
-    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, on_step=lambda *args: calls.append(args))
+    trainer = Trainer(exp.model, exp.loss, training_plan(cfg), exp.train_rng, on_step=lambda *args: calls.append(args))
     trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
     steps = len(batch_bounds(len(d.X_train), 50))
     assert [c[:3] for c in calls] == [(e, k, steps) for e in (1, 2) for k in range(1, steps + 1)]
@@ -154,7 +154,7 @@ def checkpoints_taken(overrides, monkeypatch):
     cfg = load_config("configs/moons.yaml", ["training.epochs=3", "training.batch_size=64", *overrides])
     exp = prepare(cfg)
     taken = []
-    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, on_checkpoint=lambda: taken.append(
+    trainer = Trainer(exp.model, exp.loss, training_plan(cfg), exp.train_rng, on_checkpoint=lambda: taken.append(
         (trainer.epoch, trainer.position and trainer.position.next_batch)))
     trainer.fit(exp.data.X_train, exp.data.y_train, exp.data.X_val, exp.data.y_val)
     return taken, len(batch_bounds(len(exp.data.X_train), 64))

@@ -14,37 +14,18 @@ allocates. The limit is half the physical memory, and at most half the address-s
 limit of the process when one is set (``ulimit -v``); 4 GiB where the system says neither.
 """
 
-import os
-
 import numpy as np
 
 from ..datasets.load import LOADERS, Generated
+from .. import machine
 from ..errors import ConfigError, short_repr
 from ..readable import readable_bytes
 from ..layers.registry import LAYERS, nested_specs, output_layer
 from ..optimizers import OPTIMIZERS
 
-FALLBACK_LIMIT = 4 << 30
 GENERATED_BYTES_PER_VALUE = 8 * 6  # float64 values: generated, their temporaries, the splits, the cast
 EVALUATION_ROWS = 2048  # rows per chunk when the model is evaluated (training/evaluation.py)
 EVALUATION_COPIES = 4  # a split's outputs held at once: logits, probabilities, their float64 copies
-
-
-def memory_limit() -> tuple[int, str]:
-    """(the bytes a run may ask for, why): half the physical memory, at most half the
-    address-space limit (RLIMIT_AS) when one is set; FALLBACK_LIMIT when neither is known."""
-    try:
-        limit, why = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2, "half this machine's memory"
-    except (AttributeError, ValueError, OSError):
-        limit, why = FALLBACK_LIMIT, "the limit where the memory size is unknown"
-    try:
-        import resource
-        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-        if soft != resource.RLIM_INFINITY and 0 < soft // 2 < limit:
-            limit, why = soft // 2, "half the address-space limit, ulimit -v"
-    except (ImportError, ValueError, OSError):
-        pass
-    return limit, why
 
 
 def _layer_widths(specs, n_features: int, n_outputs: int, where: str = "model.layers") -> list[tuple[str, int, int]]:
@@ -68,7 +49,7 @@ def _layer_widths(specs, n_features: int, n_outputs: int, where: str = "model.la
 def check_memory(cfg, source: str | None = None, n_features: int | None = None, n_outputs: int | None = None,
                  n_rows: int | None = None, loaded: tuple[int, int] | None = None) -> None:
     """Raise ConfigError, naming the config value that asks for the most, when the run ``cfg``
-    describes would need more than ``memory_limit()``.
+    describes would need more than ``machine.memory_limit()``.
 
     ``n_features``, ``n_outputs`` and ``n_rows`` (training rows) are those of the loaded data;
     when None, what the config alone says (a generated dataset's size, else 1 and no rows).
@@ -103,7 +84,7 @@ def check_memory(cfg, source: str | None = None, n_features: int | None = None, 
     blamed = (f"training.batch_size {short_repr(cfg.training.batch_size)}" if widest is None or rows >= widest[2]
               else widest[0])  # the larger factor of rows x widths
     parts.append((rows * widths * itemsize * 3, blamed, "the activations and gradients of a batch"))
-    total, (limit, why) = sum(p[0] for p in parts), memory_limit()
+    total, (limit, why) = sum(p[0] for p in parts), machine.memory_limit()
     if total <= limit:
         return
     need, what, purpose = max(parts)

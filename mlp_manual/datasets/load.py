@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,9 +18,8 @@ from . import real, synthetic, text
 from .categories import translate
 from .csvfile import read_csv
 from .dataset import Dataset, Preprocessing, check_arrays, preprocess, split
+from .settings import DataSettings
 
-if TYPE_CHECKING:
-    from ..config import DataConfig
 
 
 class Generated:
@@ -36,11 +34,11 @@ class Generated:
         self.classes_key = classes_key
         self.config_keys = tuple(dict.fromkeys(keys.values()))  # the data keys this dataset reads
 
-    def rows(self, cfg: DataConfig) -> int:
+    def rows(self, cfg: DataSettings) -> int:
         """How many rows the config asks for, known before anything is generated."""
         return self.per_row * getattr(cfg, self.rows_key)
 
-    def __call__(self, cfg: DataConfig, rng: np.random.Generator, dtype=None) -> Dataset:
+    def __call__(self, cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:
         if self.classes_key and getattr(cfg, self.classes_key) > self.rows(cfg):
             raise DataError(f"{cfg.name}: data.{self.classes_key} {short_repr(getattr(cfg, self.classes_key))} is "
                             f"more than the {self.rows(cfg)} points to generate (data.{self.rows_key}); every class "
@@ -52,7 +50,7 @@ class Generated:
 
 @declares("path", "val_path", "test_path", "target", "columns", "drop", "missing", "categorical", "unseen_category",
           "header", "delimiter", "task")
-def _csv(cfg: DataConfig, rng: np.random.Generator, dtype=np.float64) -> Dataset:
+def _csv(cfg: DataSettings, rng: np.random.Generator, dtype=np.float64) -> Dataset:
     if not cfg.path:
         raise DataError("data.path is required for the csv dataset")
     columns = {"columns": cfg.columns, "drop": cfg.drop, "missing": cfg.missing}
@@ -109,7 +107,7 @@ def _shared_levels(tables: list) -> tuple | None:
 # (config, generator, the run's dtype) -> Dataset; a loader of values that may not fit the dtype
 # (a user's file) refuses them, naming where they are. Each declares the data keys it reads
 # (``config_keys``) besides those every dataset has (COMMON_KEYS).
-LOADERS: dict[str, Callable[[DataConfig, np.random.Generator, np.dtype], Dataset]] = {
+LOADERS: dict[str, Callable[[DataSettings, np.random.Generator, np.dtype], Dataset]] = {
     "xor": Generated(synthetic.xor, "copies", 4, copies="copies", noise="noise"),
     "moons": Generated(synthetic.moons, n="n_samples", noise="noise"),
     "circles": Generated(synthetic.circles, n="n_samples", noise="noise"),
@@ -144,7 +142,7 @@ def dataset_label(name: str, path: str | None) -> str:
     return Path(str(path)).name if name in ("csv", "text") and path else name
 
 
-def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32,
+def load_dataset(cfg: DataSettings, rng: np.random.Generator, dtype=np.float32,
                  fitted: Preprocessing | None = None, fitted_targets: Preprocessing | None = None) -> Dataset:
     """Load the configured dataset, carve test and validation splits, preprocess and cast X.
     The preprocessing is fitted on the training split, or is ``fitted`` when given (a saved model's),
@@ -162,7 +160,7 @@ def load_dataset(cfg: DataConfig, rng: np.random.Generator, dtype=np.float32,
         raise out_of_memory(f"loading {dataset_label(cfg.name, cfg.path)}", _file_size(cfg)) from None
 
 
-def _file_size(cfg: DataConfig) -> str | None:
+def _file_size(cfg: DataSettings) -> str | None:
     """``its file holds about 3.2 GB``-style words for the data files of ``cfg``, when it has any."""
     paths = [p for p in (getattr(cfg, k, None) for k in ("path", "val_path", "test_path")) if p]
     try:
@@ -172,7 +170,7 @@ def _file_size(cfg: DataConfig) -> str | None:
     return f"its files hold {readable_bytes(size).removeprefix('about ')}" if paths else None
 
 
-def _load(cfg: DataConfig, rng: np.random.Generator, dtype, fitted: Preprocessing | None,
+def _load(cfg: DataSettings, rng: np.random.Generator, dtype, fitted: Preprocessing | None,
           fitted_targets: Preprocessing | None) -> Dataset:
     ds = LOADERS[cfg.name](cfg, rng, np.dtype(dtype))
     for part in ("train", "val", "test"):
@@ -203,7 +201,7 @@ def _load(cfg: DataConfig, rng: np.random.Generator, dtype, fitted: Preprocessin
     return _scale_targets(ds, cfg) if cfg.target_preprocess != "none" else ds
 
 
-def _scale_targets(ds: Dataset, cfg: DataConfig, fitted: Preprocessing | None = None) -> Dataset:
+def _scale_targets(ds: Dataset, cfg: DataSettings, fitted: Preprocessing | None = None) -> Dataset:
     """Regression targets (N, K) of every split standardized by the training split's mean and
     standard deviation (data.target_preprocess), or by ``fitted`` (a saved model's), recorded in
     ``ds.target_preprocessing``."""
@@ -215,12 +213,12 @@ def _scale_targets(ds: Dataset, cfg: DataConfig, fitted: Preprocessing | None = 
                    target_preprocessing=p)
 
 
-def filled(cfg: DataConfig) -> bool:
+def filled(cfg: DataSettings) -> bool:
     """Whether the configured data may hold missing feature values, to be filled (data.missing)."""
     return cfg.name == "csv" and cfg.missing != "error"
 
 
-def _check_preprocessed(ds: Dataset, cfg: DataConfig, dtype: np.dtype) -> None:
+def _check_preprocessed(ds: Dataset, cfg: DataSettings, dtype: np.dtype) -> None:
     """DataError, naming the feature, when preprocessing overflowed: statistics of raw values near
     the dtype's limit (a sum or a square beyond float64), or a value scaled beyond the dtype."""
     p = ds.preprocessing

@@ -3,7 +3,7 @@
 ``digits`` and ``mnist1d`` are small enough to live in ``mlp_manual/datasets/files/`` (inside the package,
 so an installed wheel has them too). ``mnist`` and ``fashion_mnist`` are found with
 ``datadir.locate`` and read from IDX files. Each loader has the ``LOADERS`` signature
-``(DataConfig, Generator, dtype) -> Dataset`` (their values all fit float32, so they ignore
+``(DataSettings, Generator, dtype) -> Dataset`` (their values all fit float32, so they ignore
 the run's dtype); images are flattened to rows, pixels stay raw
 (0..16 or 0..255) until ``data.preprocess`` scales them.
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 import gzip
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,9 +23,8 @@ from ..options import declares
 from . import datadir
 from .dataset import Dataset, split
 from .idx import read_images_labels
+from .settings import DataSettings
 
-if TYPE_CHECKING:
-    from ..config import DataConfig
 
 SHIPPED_DIR = Path(__file__).with_name("files")
 DIGITS_FILE = SHIPPED_DIR / "digits.csv.gz"
@@ -53,7 +51,7 @@ def read_digits(path: Path = DIGITS_FILE):
 
 
 @declares()
-def digits(cfg: DataConfig, rng: np.random.Generator, dtype=None) -> Dataset:
+def digits(cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:
     """UCI handwritten digits, 8x8; a seeded stratified test split of ``data.test_fraction``
     (DIGITS_TEST_FRACTION when it is 0)."""
     X, y = read_digits()
@@ -62,7 +60,7 @@ def digits(cfg: DataConfig, rng: np.random.Generator, dtype=None) -> Dataset:
 
 
 @declares()
-def mnist1d(cfg: DataConfig, rng: np.random.Generator, dtype=None) -> Dataset:
+def mnist1d(cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:
     """MNIST-1D with its official split: 4000 training and 1000 test signals of 40 values."""
     try:
         with np.load(MNIST1D_FILE, allow_pickle=False) as npz:
@@ -99,7 +97,7 @@ def read_idx_dataset(name: str, data_dir=None) -> dict[str, np.ndarray]:
 
 def _idx_loader(class_names):
     @declares()  # data_dir, which every dataset has
-    def load(cfg: DataConfig, rng: np.random.Generator, dtype=None) -> Dataset:
+    def load(cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:
         arrays = read_idx_dataset(cfg.name, cfg.data_dir)
         return Dataset(cfg.name, arrays["X_train"], arrays["y_train"], X_test=arrays["X_test"],
                        y_test=arrays["y_test"], n_classes=10, class_names=class_names,

@@ -17,18 +17,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from .. import machine
 from ..errors import DataError
 from .dataset import Dataset
 from .real import SHIPPED_DIR
 from .vocabulary import BOUNDARY, Vocabulary
+from .settings import DataSettings
 
-if TYPE_CHECKING:
-    from ..config import DataConfig
 
 NAMES_FILE = SHIPPED_DIR / "names.txt"
 NAMES_SHA256 = "0a30b5557f192f32ab962680889aac5f6fda0f4cecf40a6d0b5694f58ea8cc4d"
@@ -87,7 +86,7 @@ class TextLoader:
     def __init__(self, read, config_keys: tuple[str, ...]):
         self.read, self.config_keys = read, config_keys  # the data keys it reads, besides the common ones
 
-    def __call__(self, cfg: DataConfig, rng: np.random.Generator, dtype=None) -> Dataset:  # indices: no dtype
+    def __call__(self, cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:  # indices: no dtype
         data, name = self.read(cfg)
         if cfg.preprocess != "none":
             raise DataError(f"{name}: data.preprocess {cfg.preprocess} does not apply to text, whose inputs are "
@@ -109,7 +108,7 @@ class TextLoader:
         return Dataset(cfg.name, n_classes=vocab.size, source=name, vocabulary=vocab, **arrays)
 
 
-def _split(n: int, cfg: DataConfig, rng: np.random.Generator, name: str) -> dict[str, np.ndarray | None]:
+def _split(n: int, cfg: DataSettings, rng: np.random.Generator, name: str) -> dict[str, np.ndarray | None]:
     """Word indices of each split, each in file order; None for a split whose fraction is 0."""
     order = rng.permutation(n)
     sizes = {part: int(round(getattr(cfg, f"{part}_fraction") * n)) for part in ("test", "val")}
@@ -128,18 +127,17 @@ def _split(n: int, cfg: DataConfig, rng: np.random.Generator, name: str) -> dict
 def _check_size(size: int, context: int, name: str) -> None:
     """DataError, before a file of ``size`` bytes is read, when the examples it makes would not
     fit in a run's memory."""
-    from ..config.memory import memory_limit  # config imports the datasets
     from ..readable import readable_bytes
 
     need = size * (context + 1) * BYTES_PER_EXAMPLE_VALUE  # at most a character per byte, each an example
-    limit, why = memory_limit()
+    limit, why = machine.memory_limit()
     if need > limit:
         raise DataError(f"{name}: {size:,} bytes of text with data.context {context} make examples that need "
                         f"{readable_bytes(need)}, more than the {readable_bytes(limit).removeprefix('about ')} a run "
                         f"may use ({why})")
 
 
-def _read_names(cfg: DataConfig) -> tuple[bytes, str]:
+def _read_names(cfg: DataSettings) -> tuple[bytes, str]:
     """The shipped names list, checked against its SHA-256."""
     try:
         data = NAMES_FILE.read_bytes()
@@ -154,7 +152,7 @@ def _read_names(cfg: DataConfig) -> tuple[bytes, str]:
     return data, "names"
 
 
-def _read_text(cfg: DataConfig) -> tuple[bytes, str]:
+def _read_text(cfg: DataSettings) -> tuple[bytes, str]:
     """The file ``data.path``."""
     if not cfg.path:
         raise DataError("data.path is required for the text dataset (a file with one item per line)")

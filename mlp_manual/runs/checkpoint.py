@@ -129,7 +129,7 @@ def _check_arrays(trainer: Trainer, meta: dict, arrays: dict, path) -> None:
     foreign = [k for k in strange if k.startswith("optim/") and k.split("/")[1] not in optimizer.slots]
     if foreign:
         raise ModelFileError(f"{path}: the checkpoint's optimizer state does not match the run's optimizer "
-                             f"{trainer.cfg.optimizer.name} ({short_repr(foreign[0])})")
+                             f"{trainer.plan.optimizer} ({short_repr(foreign[0])})")
     kept = [k for k in strange if k.startswith("optim/")]
     if kept:
         raise ModelFileError(f"{path}: damaged checkpoint (optimizer state {short_repr(kept[0])} "
@@ -175,13 +175,13 @@ def _check_progress(trainer: Trainer, meta: dict, arrays: dict, path, n_train: i
                     validation: bool | None) -> EpochPosition | None:
     """Epoch, step, history, early stopping and the position inside an epoch agree with each
     other and with the run's config; returns the position (None between epochs)."""
-    epochs = trainer.cfg.training.epochs
+    epochs = trainer.plan.epochs
     if meta["epoch"] > epochs or (meta["epoch"] == epochs and meta["epoch_state"] is not None):
         raise ModelFileError(f"{path}: damaged checkpoint (epoch {meta['epoch']}"
                              f"{' and a position inside the next' if meta['epoch_state'] else ''}, but the run's "
                              f"config has {epochs} epochs)")
     _check_history(trainer, meta, path, validation)
-    batches = None if n_train is None else batch_bounds(n_train, trainer.cfg.training.batch_size)
+    batches = None if n_train is None else batch_bounds(n_train, trainer.plan.batch_size)
     try:
         trainer.early_stopping.check_state(meta, meta["history"])
         position = EpochPosition.from_state(meta, arrays, n_train, batches)

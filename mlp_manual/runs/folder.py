@@ -69,7 +69,7 @@ def refuse_complete(run_dir: Path, trainer: Trainer, checkpointed: bool) -> None
     """ConfigError when the run in ``run_dir`` is complete: its summary.json, written last, has
     a final status, and its training (restored into ``trainer``) is finished, or there is no
     checkpoint to say otherwise. ModelFileError when the checkpoint is past the config's epochs."""
-    epochs = trainer.cfg.training.epochs
+    epochs = trainer.plan.epochs
     if checkpointed and epochs < epochs_done(trainer.epoch, trainer.position):
         raise ModelFileError(f"{run_dir / 'checkpoint.npz'}: the checkpoint is at epoch {trainer.epoch}, beyond the "
                              f"{epochs} epochs of {run_dir / 'config.yaml'}")

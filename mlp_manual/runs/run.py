@@ -24,7 +24,7 @@ from ..datasets.vocabulary import BOUNDARY
 from ..errors import ConfigError, Terminated, TrainingDiverged, TrainingInterrupted
 from ..readable import readable
 from ..training.diagnostics import Recorder
-from ..training.experiment import Experiment, prepare
+from ..training.experiment import Experiment, prepare, training_plan
 from ..training.learning_check import Baseline, LearningCheck
 from ..training.sanity import check_initial_loss
 from ..training.trainer import StepCallback, Trainer
@@ -143,7 +143,7 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
         if watch is not None:
             trainer.halted = watch(row)
 
-    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng, on_epoch, lambda: checkpoint(), recorder, on_step)
+    trainer = Trainer(exp.model, exp.loss, training_plan(cfg), exp.train_rng, on_epoch, lambda: checkpoint(), recorder, on_step)
 
     def checkpoint():  # diagnostics first: rows past the checkpoint's step are dropped on resume
         if recorder:

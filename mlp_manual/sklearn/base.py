@@ -23,7 +23,7 @@ from ..losses import LOSSES
 from ..model import build_model
 from ..options import is_integer
 from ..training.evaluation import model_outputs
-from ..training.experiment import run_generators
+from ..training.experiment import run_generators, training_plan
 from ..training.trainer import Trainer
 
 # estimator parameter -> the config key it sets, as it is (the others are translated in _config)
@@ -251,19 +251,19 @@ class MLPBase(BaseEstimator):
         model = build_model(list(cfg.model.layers), n_features, self._output_width(), init_rng,
                             np.dtype(cfg.dtype), cfg.model.init)
         self.model_, self.config_, self.loss_curve_ = model, cfg, []
-        self._trainer = Trainer(model, loss, cfg, train_rng, on_epoch=self._record_epoch,
+        self._trainer = Trainer(model, loss, training_plan(cfg), train_rng, on_epoch=self._record_epoch,
                                 on_checkpoint=_no_checkpoint)
 
     def _train(self, X, targets, X_val, y_val, epochs: int, patience: int) -> None:
         """Run the trainer up to epoch ``epochs`` (counted over every call), in batches of at
         most the rows there are; set the training curve and the epoch count."""
         cfg = self.config_
-        # the trainer reads its config at every fit call, so one trainer (and its optimizer
+        # the trainer reads its plan at every fit call, so one trainer (and its optimizer
         # state) can go on for more epochs, on other rows
-        training = dataclasses.replace(
-            cfg.training, epochs=epochs, batch_size=min(cfg.training.batch_size, len(X)),
-            early_stopping=dataclasses.replace(cfg.training.early_stopping, patience=patience))
-        self._trainer.cfg = dataclasses.replace(cfg, training=training)
+        plan = training_plan(cfg)
+        self._trainer.plan = dataclasses.replace(
+            plan, epochs=epochs, batch_size=min(plan.batch_size, len(X)),
+            early_stopping=dataclasses.replace(plan.early_stopping, patience=patience))
         try:
             history = self._trainer.fit(X, targets, X_val, y_val)
         except LayerError as e:  # e.g. batchnorm given a single row

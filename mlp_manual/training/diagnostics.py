@@ -13,10 +13,10 @@ the early layers of a deep sigmoid stack that learn nothing while the last one d
 """
 
 import warnings
+from typing import Protocol
 
 import numpy as np
 
-from ..config import DiagnosticsConfig
 from ..errors import TrainingWarning
 from ..optimizers import is_weight_matrix
 from ..optimizers import l2_norm as _norm
@@ -92,12 +92,22 @@ def locate_nonfinite(model, loss_fn, X: np.ndarray, y: np.ndarray) -> str:
     return "the gradients are too large to square in this dtype (their norm overflows)"
 
 
+class Bounds(Protocol):
+    """Where a statistic earns a warning (the diagnostics section of a run config has these keys)."""
+
+    vanishing: float  # grad norm / weight norm below this is VANISHING
+    layer_ratio: float  # a weight matrix's grad norm below this share of the largest is VANISHING
+    explode_factor: float  # a grad norm this many times its running median is EXPLODING
+    max_grad_norm: float | None  # and so is one above this
+    dead_fraction: float  # a ReLU layer with more dead units than this share is DEAD
+
+
 class Recorder:
     """Collects diagnostics rows (step, layer, tensor, stat, value) and warns (TrainingWarning of
-    kind ``vanishing``, ``exploding`` or ``dead``) when a statistic crosses its bound."""
+    kind ``vanishing``, ``exploding`` or ``dead``) when a statistic crosses its ``bounds``."""
 
-    def __init__(self, cfg: DiagnosticsConfig):
-        self.cfg = cfg
+    def __init__(self, bounds: Bounds):
+        self.bounds = bounds
         self.rows: list[tuple[int, int, str, str, float]] = []
         self.grad_history: dict[str, list[float]] = {}
         self.faint: set[str] = set()  # weight matrices below layer_ratio of the largest, as last recorded
@@ -111,7 +121,7 @@ class Recorder:
             frac = unit_fraction(layer, out)
             if frac:
                 self.rows.append((step, i, name, *frac))
-                if frac[0] == "dead_fraction" and frac[1] > self.cfg.dead_fraction:
+                if frac[0] == "dead_fraction" and frac[1] > self.bounds.dead_fraction:
                     warnings.warn(TrainingWarning("dead", f"DEAD step {step}: layer {i} ({layer!r}) has "
                                                   f"{frac[1]:.0%} of its units zero for the whole batch"))
         return watch
@@ -128,13 +138,13 @@ class Recorder:
                           (step, i, name, "update_ratio", ratio)]
             history = self.grad_history.setdefault(name, [])
             median = float(np.median(history)) if history else None
-            if pn > 0 and gn / pn < self.cfg.vanishing:
+            if pn > 0 and gn / pn < self.bounds.vanishing:
                 warnings.warn(TrainingWarning("vanishing", f"VANISHING step {step}: {name} gradient norm "
                                               f"{gn:.2e} is {gn / pn:.1e} of its weight norm {pn:.2e}"))
-            if (self.cfg.max_grad_norm and gn > self.cfg.max_grad_norm) or \
-                    (median and len(history) >= 3 and gn > self.cfg.explode_factor * median):
-                why = (f"above the bound {self.cfg.max_grad_norm:g}" if self.cfg.max_grad_norm and
-                       gn > self.cfg.max_grad_norm else f"{gn / median:.0f}x its running median {median:.2e}")
+            if (self.bounds.max_grad_norm and gn > self.bounds.max_grad_norm) or \
+                    (median and len(history) >= 3 and gn > self.bounds.explode_factor * median):
+                why = (f"above the bound {self.bounds.max_grad_norm:g}" if self.bounds.max_grad_norm and
+                       gn > self.bounds.max_grad_norm else f"{gn / median:.0f}x its running median {median:.2e}")
                 warnings.warn(TrainingWarning("exploding", f"EXPLODING step {step}: {name} gradient norm "
                                               f"{gn:.2e} is {why}"))
             history.append(gn)
@@ -148,13 +158,13 @@ class Recorder:
         if len(grad_norms) < 2:
             return
         top = max(grad_norms, key=grad_norms.get)
-        bound = self.cfg.layer_ratio * grad_norms[top]
+        bound = self.bounds.layer_ratio * grad_norms[top]
         faint = {name for name, gn in grad_norms.items() if gn < bound}
         for name in sorted(faint - self.faint, key=grad_norms.get):
             gn = grad_norms[name]
             warnings.warn(TrainingWarning("vanishing", (
                 f"VANISHING step {step}: {name} gradient norm {gn:.2e} is {gn / grad_norms[top]:.1e} of the "
-                f"largest, {top}'s {grad_norms[top]:.2e} (below diagnostics.layer_ratio {self.cfg.layer_ratio:g})")))
+                f"largest, {top}'s {grad_norms[top]:.2e} (below diagnostics.layer_ratio {self.bounds.layer_ratio:g})")))
         self.faint = faint
 
     def load_csv(self, text: str, before_step: int) -> None:

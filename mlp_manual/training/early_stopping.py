@@ -7,12 +7,22 @@ arrays ``best/<model state name>``.
 """
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from ..config import EarlyStoppingConfig
 from ..errors import ConfigError
 from .state_checks import is_count, is_number
+
+
+@dataclass(frozen=True)
+class StopRule:
+    """What to watch and how long to wait (training.early_stopping: its keys and defaults)."""
+
+    monitor: str  # val_loss or val_acc
+    patience: int  # epochs without improvement; 0 turns early stopping off
+    min_delta: float  # the least change that counts as an improvement
+    restore_best: bool  # end with the best epoch's weights
 
 
 class EarlyStopping:
@@ -41,12 +51,12 @@ class EarlyStopping:
         self.stopped = False
 
     @classmethod
-    def from_config(cls, cfg: EarlyStoppingConfig, classification: bool) -> "EarlyStopping":
-        """The configured early stopping for a loss that reports accuracy (``classification``) or not."""
-        if cfg.monitor.endswith("_acc") and not classification:
-            raise ConfigError(f"training.early_stopping.monitor is {cfg.monitor}, but this loss reports no "
+    def chosen(cls, rule: StopRule, classification: bool) -> "EarlyStopping":
+        """Early stopping by ``rule`` for a loss that reports accuracy (``classification``) or not."""
+        if rule.monitor.endswith("_acc") and not classification:
+            raise ConfigError(f"training.early_stopping.monitor is {rule.monitor}, but this loss reports no "
                               "accuracy; watch val_loss")
-        return cls(cfg.monitor, cfg.patience, cfg.min_delta, cfg.restore_best)
+        return cls(rule.monitor, rule.patience, rule.min_delta, rule.restore_best)
 
     def watched(self, row: dict) -> str:
         """The metric watched in an epoch's ``row``: the monitor, or train_loss without validation."""

@@ -20,6 +20,8 @@ from ..layers.registry import LAYERS, all_specs
 from ..layers.user_modules import check_user_layers
 from ..losses import LOSSES, LossSpec, class_weights
 from ..model import Model, build_model
+from .early_stopping import StopRule
+from .trainer import TrainingPlan
 
 
 @dataclass
@@ -36,6 +38,18 @@ def run_generators(seed: int) -> tuple[np.random.Generator, np.random.Generator,
     """The three independent generators one seed gives: data (splits), init (weights and
     dropout), training (batch order)."""
     return tuple(np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(3))
+
+
+def training_plan(cfg: Config) -> TrainingPlan:
+    """The config's keys the trainer reads, handed over as plain values."""
+    t, o, s, stop = cfg.training, cfg.optimizer, cfg.schedule, cfg.training.early_stopping
+    return TrainingPlan(
+        epochs=t.epochs, batch_size=t.batch_size, shuffle=t.shuffle, lr=o.lr, optimizer=o.name,
+        optimizer_options=dict(o.options), weight_decay=o.weight_decay, clip_norm=o.clip_norm,
+        accumulate=o.accumulate, schedule=s.name, schedule_options=dict(s.options),
+        early_stopping=StopRule(stop.monitor, stop.patience, stop.min_delta, stop.restore_best),
+        checkpoint_seconds=t.checkpoint_seconds, checkpoint_every=t.checkpoint_every,
+        diagnostics_every=cfg.diagnostics.every)
 
 
 def prepare(cfg: Config) -> Experiment:

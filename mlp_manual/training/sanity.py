@@ -13,7 +13,7 @@ from ..errors import TrainingDiverged, TrainingWarning
 from ..readable import readable
 from .diagnosis import INPUT_SCALE, diagnose
 from .evaluation import evaluate
-from .experiment import Experiment
+from .experiment import Experiment, training_plan
 from .learning_check import run_evidence
 from .trainer import Trainer, batch_bounds
 
@@ -62,7 +62,7 @@ def overfit_batch(exp: Experiment, n: int, max_steps: int, echo) -> bool:
     idx = np.sort(exp.train_rng.permutation(len(d.X_train))[:n])
     X, y = d.X_train[idx], d.y_train[idx]  # (n, D), labels
     fresh = diagnose(run_evidence(exp, X, y))  # vanishing gradients show best before training
-    trainer = Trainer(exp.model, exp.loss, exp.cfg, exp.train_rng)
+    trainer = Trainer(exp.model, exp.loss, training_plan(exp.cfg), exp.train_rng)
     exp.model.train()
     reference = exp.loss.constant_loss(y) if exp.loss.constant_loss else None
     first, loss, right = None, None, 0
@@ -101,7 +101,7 @@ def find_lr(exp: Experiment, lo: float = 1e-6, hi: float = 1.0, steps: int = 100
     the sweep (where the running average still settles) and before the loss turns up; None when
     the loss never falls by DESCENT of its value there (no clear descent to point at)."""
     d, cfg = exp.data, exp.cfg
-    trainer = Trainer(exp.model, exp.loss, cfg, exp.train_rng)
+    trainer = Trainer(exp.model, exp.loss, training_plan(cfg), exp.train_rng)
     bounds = batch_bounds(len(d.X_train), cfg.training.batch_size)
     order = exp.train_rng.permutation(len(d.X_train))
     lrs, losses, avg, best = [], [], 0.0, math.inf

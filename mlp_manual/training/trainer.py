@@ -9,19 +9,18 @@ N = samples, B = batch size, D = features, K = output units.
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import NoReturn
 
 import numpy as np
 
-from ..config import Config
 from ..errors import DataError, TrainingDiverged, TrainingInterrupted
 from ..losses import LossSpec
 from ..model import Model
 from ..optimizers import Optimizer, clip_grad_norm, grad_norm, make_optimizer
 from ..schedules import Schedule
 from .diagnostics import Recorder, forward_watched, locate_nonfinite
-from .early_stopping import EarlyStopping
+from .early_stopping import EarlyStopping, StopRule
 from .epoch_position import EpochPosition
 from .evaluation import count_correct, evaluate
 from .history import History
@@ -36,6 +35,28 @@ def batch_bounds(n: int, batch_size: int) -> list[tuple[int, int]]:
     return bounds
 
 
+@dataclass(frozen=True)
+class TrainingPlan:
+    """What the trainer is asked to do, as plain values (a run config's hand-over:
+    ``training/experiment.py: training_plan``). The keys' meanings and defaults are the config's."""
+
+    epochs: int  # training.epochs
+    batch_size: int  # training.batch_size
+    shuffle: bool  # training.shuffle
+    lr: float  # optimizer.lr, the schedule's base rate
+    optimizer: str  # optimizer.name, with its options (optimizers.py)
+    optimizer_options: dict
+    weight_decay: float  # optimizer.weight_decay
+    clip_norm: float | None  # optimizer.clip_norm
+    accumulate: int  # optimizer.accumulate: micro-batches per step
+    schedule: str  # schedule.name, with its options (schedules.py)
+    schedule_options: dict
+    early_stopping: StopRule  # training.early_stopping
+    checkpoint_seconds: float  # training.checkpoint_seconds
+    checkpoint_every: int  # training.checkpoint_every
+    diagnostics_every: int  # diagnostics.every: steps between records, 0 once an epoch
+
+
 # (epoch, steps done in the epoch, its steps, mean training loss of the epoch so far), after every step
 StepCallback = Callable[[int, int, int, float], None]
 
@@ -45,7 +66,7 @@ def _no_report(epoch: int, done: int, steps: int, loss: float) -> None:
 
 
 class Trainer:
-    """Runs the configured training of ``model`` with ``loss`` on (train, val) arrays.
+    """Runs the training ``plan`` (a TrainingPlan) of ``model`` with ``loss`` on (train, val) arrays.
 
     ``on_epoch(row)`` is called after each epoch with its metrics, ``on_step`` (a StepCallback)
     after every step. ``on_checkpoint()`` is called after a step or an epoch once
@@ -61,13 +82,12 @@ class Trainer:
     A checkpoint written after the last epoch (``finished``) holds a complete training.
     """
 
-    def __init__(self, model: Model, loss: LossSpec, cfg: Config, rng: np.random.Generator,
+    def __init__(self, model: Model, loss: LossSpec, plan: TrainingPlan, rng: np.random.Generator,
                  on_epoch: Callable[[dict], None] | None = None,
                  on_checkpoint: Callable[[], None] | None = None,
                  recorder: Recorder | None = None, on_step: StepCallback | None = None):
-        self.model, self.loss, self.cfg, self.rng = model, loss, cfg, rng
-        o = cfg.optimizer
-        self.optimizer: Optimizer = make_optimizer(o.name, o.options, o.weight_decay)
+        self.model, self.loss, self.plan, self.rng = model, loss, plan, rng
+        self.optimizer: Optimizer = make_optimizer(plan.optimizer, plan.optimizer_options, plan.weight_decay)
         self.on_epoch = on_epoch or (lambda row: None)
         self.on_checkpoint = on_checkpoint or (lambda: None)
         self.on_step = on_step or _no_report
@@ -77,17 +97,17 @@ class Trainer:
         self.step_count = 0
         self.position: EpochPosition | None = None  # where an interrupted epoch stopped
         self.last_checkpoint = time.perf_counter()
-        self.early_stopping = EarlyStopping.from_config(cfg.training.early_stopping, loss.classification)
+        self.early_stopping = EarlyStopping.chosen(plan.early_stopping, loss.classification)
         self.stop_requested = False
         self.halted: str | None = None  # why training was ended early from outside (on_epoch)
 
     @property
     def finished(self) -> bool:
         """Whether training is over: every epoch done, or stopped by early stopping while the
-        config has it on (``cfg`` may be replaced between ``fit`` calls, early stopping's state
+        plan has it on (``plan`` may be replaced between ``fit`` calls, early stopping's state
         is not), or ``halted``."""
-        stopped = self.early_stopping.stopped and self.cfg.training.early_stopping.patience > 0
-        return stopped or self.halted is not None or (self.epoch >= self.cfg.training.epochs and self.position is None)
+        stopped = self.early_stopping.stopped and self.plan.early_stopping.patience > 0
+        return stopped or self.halted is not None or (self.epoch >= self.plan.epochs and self.position is None)
 
     def train_step(self, Xb: np.ndarray, yb: np.ndarray, lr: float, watch=None) -> tuple[float, int]:
         """One optimizer update on a batch, accumulated over ``optimizer.accumulate`` micro-batches.
@@ -98,7 +118,7 @@ class Trainer:
         Returns (mean loss, correct predictions).
         """
         model, n = self.model, len(Xb)
-        parts = min(self.cfg.optimizer.accumulate, n)
+        parts = min(self.plan.accumulate, n)
         if parts == 1:
             total, correct = self._forward_backward(Xb, yb, watch)
         else:
@@ -115,8 +135,8 @@ class Trainer:
             norm = grad_norm(model)
         if not (np.isfinite(total) and np.isfinite(norm)):
             raise TrainingDiverged(self.step_count, locate_nonfinite(model, self.loss.fn, Xb, yb))
-        if self.cfg.optimizer.clip_norm:
-            clip_grad_norm(model, self.cfg.optimizer.clip_norm, norm)
+        if self.plan.clip_norm:
+            clip_grad_norm(model, self.plan.clip_norm, norm)
         self.optimizer.step(model, lr)
         self.step_count += 1
         return total, correct
@@ -136,9 +156,8 @@ class Trainer:
         """Train from the current epoch to the configured last one (or until early stopping);
         nothing is left to train when ``finished``."""
         self._check_training_data(X)
-        bounds = batch_bounds(len(X), self.cfg.training.batch_size)
-        schedule = Schedule(self.cfg.schedule.name, self.cfg.schedule.options, self.cfg.optimizer.lr, len(bounds),
-                            self.cfg.training.epochs)
+        bounds = batch_bounds(len(X), self.plan.batch_size)
+        schedule = Schedule(self.plan.schedule, self.plan.schedule_options, self.plan.lr, len(bounds), self.plan.epochs)
         # every batch is gathered into this one array: no batch-sized allocation per step
         batch = np.empty((max(hi - lo for lo, hi in bounds), *X.shape[1:]), dtype=X.dtype)  # (B, D)
         self.model.train()
@@ -177,12 +196,12 @@ class Trainer:
         when ``training.shuffle``."""
         position, self.position = self.position, None
         if position is None:
-            position = EpochPosition(self.rng.permutation(n) if self.cfg.training.shuffle else np.arange(n))
+            position = EpochPosition(self.rng.permutation(n) if self.plan.shuffle else np.arange(n))
         return position
 
     def _train_batch(self, Xb: np.ndarray, yb: np.ndarray, lr: float, steps_per_epoch: int) -> tuple[float, int]:
         """``train_step``, recording diagnostics every ``diagnostics.every`` steps (0: once an epoch)."""
-        step, every = self.step_count, self.cfg.diagnostics.every or steps_per_epoch
+        step, every = self.step_count, self.plan.diagnostics_every or steps_per_epoch
         if self.recorder is None or (step + 1) % every != 0:
             return self.train_step(Xb, yb, lr)
         before = {name: p[k].copy() for name, p, _, k in self.model.named_params()}
@@ -197,7 +216,7 @@ class Trainer:
 
     def _checkpoint_due(self) -> bool:
         """Whether ``training.checkpoint_seconds`` (0: never) have passed since the last checkpoint."""
-        seconds = self.cfg.training.checkpoint_seconds
+        seconds = self.plan.checkpoint_seconds
         return bool(seconds) and time.perf_counter() - self.last_checkpoint >= seconds
 
     def _checkpoint(self, position: EpochPosition | None = None, started: float = 0.0) -> None:
@@ -230,6 +249,6 @@ class Trainer:
         self.epoch = row["epoch"]
         self.on_epoch(row)
         self.early_stopping.update(row, self.model)
-        every = self.cfg.training.checkpoint_every
+        every = self.plan.checkpoint_every
         if self.finished or (every and self.epoch % every == 0) or self._checkpoint_due():
             self._checkpoint()
