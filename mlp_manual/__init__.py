@@ -15,8 +15,8 @@ _LAZY = {  # public name -> the module (relative to this package) that defines i
                      "Linear", "ReLU", "Residual", "RMSNorm", "Sigmoid", "Softmax", "Tanh"], ".layers"),
     **dict.fromkeys(["bce_with_logits", "mse", "softmax_cross_entropy"], ".losses"),
     **dict.fromkeys(["Model", "build_model"], ".model"),
-    **dict.fromkeys(["load_model", "save_model"], ".runs.model_file"),
-    **dict.fromkeys(["Predictor", "load_predictor"], ".runs.predictor"),
+    **dict.fromkeys(["load_model", "save_model"], ".predict.model_file"),
+    **dict.fromkeys(["Predictor", "load_predictor"], ".predict.predictor"),
     **dict.fromkeys(["check_layer", "check_loss", "check_model"], ".gradcheck.check"),
     **dict.fromkeys(["MLPManualError", "ConfigError", "DataError", "LayerError", "ModelFileError"], ".errors"),
 }

@@ -13,7 +13,7 @@ from mlp_manual.config.bounded_yaml import (
     load_bounded,
 )
 from mlp_manual.errors import short_repr, short_text
-from mlp_manual.runs.compare import run_labels
+from mlp_manual.results.compare import run_labels
 
 
 def laughs(levels: int, under: str = "") -> str:

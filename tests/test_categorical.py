@@ -15,7 +15,7 @@ from mlp_manual.cli.evaluate import main as eval_main
 from mlp_manual.cli.predict import main as predict_main
 from mlp_manual.cli.train import main as train_main
 from mlp_manual.datasets.dataset import Preprocessing
-from mlp_manual.runs.model_file import read_model
+from mlp_manual.predict.model_file import read_model
 
 COLOURS, SIZES = ["blue", "green", "red"], ["L", "M", "S"]
 

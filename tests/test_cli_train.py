@@ -11,7 +11,7 @@ from conftest import invoke_cli
 
 from mlp_manual.cli.train import main
 from mlp_manual.config import load_config
-from mlp_manual.runs.model_file import load_model
+from mlp_manual.predict.model_file import load_model
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

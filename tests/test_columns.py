@@ -15,7 +15,7 @@ from mlp_manual.cli.predict import main as predict_main
 from mlp_manual.cli.train import main as train_main
 from mlp_manual.datasets.csvfile import read_csv
 from mlp_manual.errors import DataError
-from mlp_manual.runs.model_file import read_model
+from mlp_manual.predict.model_file import read_model
 
 
 def with_id(path, first_id=5000):

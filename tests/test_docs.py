@@ -15,7 +15,6 @@ import sys
 
 import pytest
 import yaml
-
 from doc_examples import (
     ERROR_LINE,
     PAGES,

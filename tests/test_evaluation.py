@@ -11,8 +11,8 @@ from mlp_manual.config import dump_config, load_config
 from mlp_manual.datasets.dataset import Preprocessing
 from mlp_manual.errors import ConfigError, DataError, ModelFileError
 from mlp_manual.model import build_model
-from mlp_manual.runs.evaluate import check_saved_model, evaluate_saved_model
-from mlp_manual.runs.model_file import save_model
+from mlp_manual.predict.model_file import save_model
+from mlp_manual.results.evaluate import check_saved_model, evaluate_saved_model
 from mlp_manual.training.evaluation import class_table, confusion_matrix, evaluate
 from mlp_manual.training.experiment import prepare
 

@@ -17,7 +17,7 @@ from mlp_manual.datasets import datadir
 from mlp_manual.explain.scalar import MAX_PARAMS, scalar_pass
 from mlp_manual.explain.trace import BlockEnd, trace
 from mlp_manual.losses import LOSSES
-from mlp_manual.runs.model_file import save_model
+from mlp_manual.predict.model_file import save_model
 from mlp_manual.training.experiment import prepare
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"

@@ -19,7 +19,7 @@ from mlp_manual.datasets.dataset import Preprocessing  # noqa: E402
 from mlp_manual.errors import ExportError  # noqa: E402
 from mlp_manual.export.onnx import EMITTERS, export_file, export_model  # noqa: E402
 from mlp_manual.layers import LAYER_TYPES, Softmax, sigmoid  # noqa: E402
-from mlp_manual.runs.model_info import ModelInfo  # noqa: E402
+from mlp_manual.predict.model_info import ModelInfo  # noqa: E402
 from mlp_manual.training.evaluation import model_outputs  # noqa: E402
 
 TOL = 1e-5

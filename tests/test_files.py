@@ -19,7 +19,7 @@ import pytest
 
 from mlp_manual import files
 from mlp_manual.errors import ModelFileError
-from mlp_manual.runs.model_file import load_model
+from mlp_manual.predict.model_file import load_model
 
 WRITER = textwrap.dedent("""
     import sys
@@ -28,7 +28,7 @@ WRITER = textwrap.dedent("""
     from mlp_manual import files
     from mlp_manual.layers import Linear
     from mlp_manual.model import Model
-    from mlp_manual.runs.model_file import save_model
+    from mlp_manual.predict.model_file import save_model
     from mlp_manual.runs.metrics import write_metrics
     out = Path(sys.argv[1])
     model = Model([Linear(400, 1000, rng=np.random.default_rng(0))])

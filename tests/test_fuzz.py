@@ -21,9 +21,9 @@ from mlp_manual.config.memory import check_memory
 from mlp_manual.datasets.csvfile import read_csv
 from mlp_manual.errors import MLPManualError
 from mlp_manual.model import Model
+from mlp_manual.predict.model_file import load_model
 from mlp_manual.runs.checkpoint import load_checkpoint, restore
 from mlp_manual.runs.metrics import write_metrics
-from mlp_manual.runs.model_file import load_model
 from mlp_manual.training.experiment import prepare, training_plan
 from mlp_manual.training.state_checks import is_count
 from mlp_manual.training.trainer import Trainer
@@ -258,8 +258,8 @@ description_values = json_values | st.sampled_from(
 @FUZZ
 @given(st.lists(st.tuples(st.sampled_from(DESCRIPTION_KEYS), description_values | st.just("drop")), min_size=1, max_size=3))
 def test_reading_a_model_file_with_a_mutated_description_gives_a_predictor_or_our_error(changes):
-    from mlp_manual.runs.model_file import read_model
-    from mlp_manual.runs.predictor import Predictor
+    from mlp_manual.predict.model_file import read_model
+    from mlp_manual.predict.predictor import Predictor
 
     spec = json.loads(json.dumps(DESCRIBED_SPEC))
     for key, value in changes:

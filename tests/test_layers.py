@@ -5,8 +5,20 @@ import pytest
 from conftest import check_layer_gradients
 
 from mlp_manual.errors import LayerError
-from mlp_manual.layers import (GELU, BatchNorm1d, Dropout, Identity, LayerNorm, LeakyReLU, Linear, ReLU,
-                               RMSNorm, Sigmoid, Softmax, Tanh)
+from mlp_manual.layers import (
+    GELU,
+    BatchNorm1d,
+    Dropout,
+    Identity,
+    LayerNorm,
+    LeakyReLU,
+    Linear,
+    ReLU,
+    RMSNorm,
+    Sigmoid,
+    Softmax,
+    Tanh,
+)
 
 F64 = np.float64
 

@@ -6,7 +6,7 @@ import pytest
 
 from mlp_manual.config import DataConfig
 from mlp_manual.datasets import load_dataset
-from mlp_manual.layers import (GELU, BatchNorm1d, LayerNorm, Linear, ReLU, RMSNorm, Sigmoid, Softmax, Tanh)
+from mlp_manual.layers import GELU, BatchNorm1d, LayerNorm, Linear, ReLU, RMSNorm, Sigmoid, Softmax, Tanh
 from mlp_manual.losses import bce_with_logits, softmax_cross_entropy
 from mlp_manual.model import Model
 

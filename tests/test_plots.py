@@ -250,7 +250,7 @@ def test_a_long_title_is_cut_before_the_figure_is_written(tmp_path):
 
 
 def test_a_csv_run_is_titled_with_its_file_as_mlp_eval_names_it(tmp_path):
-    from mlp_manual.runs.compare import run_datasets
+    from mlp_manual.results.compare import run_datasets
 
     for name, data in (("a", "{name: csv, path: /data/iris.csv}"), ("b", "{name: moons}")):
         (tmp_path / name).mkdir()
@@ -262,7 +262,7 @@ def test_runs_that_differ_in_their_layers_get_short_labels_and_a_caption(tmp_pat
     import yaml
 
     from mlp_manual.plots.curves import plot_compare
-    from mlp_manual.runs.compare import run_legend
+    from mlp_manual.results.compare import run_legend
 
     runs = []
     for depth in (2, 8, 16):
@@ -287,7 +287,7 @@ def test_runs_that_differ_in_their_layers_get_short_labels_and_a_caption(tmp_pat
 def test_short_differences_are_the_labels_themselves(tmp_path):
     import yaml
 
-    from mlp_manual.runs.compare import run_legend
+    from mlp_manual.results.compare import run_legend
 
     for lr in (0.1, 0.01):
         (tmp_path / f"lr{lr}").mkdir()

@@ -20,9 +20,9 @@ from mlp_manual.cli.train import main as train_main
 from mlp_manual.datasets.dataset import Preprocessing
 from mlp_manual.errors import DataError
 from mlp_manual.model import build_model
-from mlp_manual.runs.model_file import read_model, save_model
-from mlp_manual.runs.model_info import ModelInfo
-from mlp_manual.runs.predictor import Predictor, load_predictor, predict_file
+from mlp_manual.predict.model_file import read_model, save_model
+from mlp_manual.predict.model_info import ModelInfo
+from mlp_manual.predict.predictor import Predictor, load_predictor, predict_file
 
 FILES = Path(__file__).parent / "bad_inputs" / "files"
 FLOWERS = {

@@ -15,7 +15,6 @@ from mlp_manual.errors import ConfigError, LayerError, ModelFileError
 from mlp_manual.gradcheck.suites import check_builtins
 from mlp_manual.layers import Layer, ReLU
 from mlp_manual.layers.options import FEATURES
-from mlp_manual.options import NUMBER, Option
 from mlp_manual.layers.registry import (
     LAYER_LIST,
     LAYER_TYPES,
@@ -25,7 +24,8 @@ from mlp_manual.layers.registry import (
     unregister,
 )
 from mlp_manual.model import Model, build_model
-from mlp_manual.runs.model_file import (
+from mlp_manual.options import NUMBER, Option
+from mlp_manual.predict.model_file import (
     load_model,
     model_arrays,
     model_from_arrays,

@@ -10,7 +10,7 @@ from mlp_manual.cli.evaluate import main as eval_main
 from mlp_manual.cli.train import main as train_main
 from mlp_manual.config import load_config
 from mlp_manual.plots.regression import draw_fit, draw_predictions
-from mlp_manual.runs.evaluate import evaluate_saved_model
+from mlp_manual.results.evaluate import evaluate_saved_model
 from mlp_manual.runs.run import train_run
 from mlp_manual.training.evaluation import RegressionEvaluation, regression_table
 

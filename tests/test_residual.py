@@ -20,8 +20,8 @@ from mlp_manual.errors import (
 )
 from mlp_manual.layers import BatchNorm1d, Dropout, LayerNorm, Linear, Tanh
 from mlp_manual.optimizers import Adam, clip_grad_norm, grad_norm
+from mlp_manual.predict.model_file import model_arrays, model_from_arrays
 from mlp_manual.runs.checkpoint import load_checkpoint
-from mlp_manual.runs.model_file import model_arrays, model_from_arrays
 from mlp_manual.runs.run import resume_run, train_run
 
 F64 = np.float64

@@ -106,7 +106,7 @@ def test_folders_without_runs_are_named(tmp_path):
 
 
 def test_a_loss_written_as_its_name_and_one_written_as_a_section_share_one_column(tmp_path):
-    from mlp_manual.runs.compare import read_configs
+    from mlp_manual.results.compare import read_configs
 
     for name, loss in (("plain", "loss: mse\n"), ("weighted", "loss: {name: softmax_cross_entropy, "
                                                                "class_weights: balanced}\n")):

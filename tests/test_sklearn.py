@@ -22,7 +22,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from mlp_manual.cli.train import main as train_main  # noqa: E402
 from mlp_manual.config import Config  # noqa: E402
-from mlp_manual.runs.model_file import load_model  # noqa: E402
+from mlp_manual.predict.model_file import load_model  # noqa: E402
 from mlp_manual.sklearn import MLPClassifier, MLPRegressor  # noqa: E402
 from mlp_manual.sklearn.base import CONFIG_KEYS, hidden_layers  # noqa: E402
 

@@ -24,7 +24,6 @@ from mlp_manual.cli.train import main as train_cli  # noqa: E402
 from mlp_manual.errors import ConfigError  # noqa: E402
 from mlp_manual.sweep.spec import load_sweep, yaml_scalar  # noqa: E402
 
-
 # --- the sweep file ------------------------------------------------------------------------
 
 def _error(tmp_path, **keys) -> str:

@@ -15,11 +15,10 @@ from mlp_manual.config import load_config
 from mlp_manual.errors import ConfigError, TrainingInterrupted, UserCodeError
 from mlp_manual.layers import Layer
 from mlp_manual.layers.options import FEATURES, KEEP, UNITS
-from mlp_manual.options import BOOL, INTEGER, NUMBER, SCALAR, TEXT
 from mlp_manual.layers.registry import LAYERS
-from mlp_manual.layers.user_modules import declared_type
-from mlp_manual.layers.user_modules import imported_layers
-from mlp_manual.runs.model_file import load_model
+from mlp_manual.layers.user_modules import declared_type, imported_layers
+from mlp_manual.options import BOOL, INTEGER, NUMBER, SCALAR, TEXT
+from mlp_manual.predict.model_file import load_model
 from mlp_manual.runs.run import train_run
 
 MODULE = '''

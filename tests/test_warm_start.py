@@ -9,10 +9,10 @@ from datafiles import flowers_csv
 from mlp_manual.cli.train import main
 from mlp_manual.config import load_config
 from mlp_manual.errors import ConfigError
+from mlp_manual.predict.model_file import load_model
+from mlp_manual.results.warm_start import warm_start
 from mlp_manual.runs.checkpoint import load_checkpoint
-from mlp_manual.runs.model_file import load_model
 from mlp_manual.runs.run import resume_run, train_run
-from mlp_manual.runs.warm_start import warm_start
 from mlp_manual.training.experiment import prepare
 
 CONFIG = "configs/moons.yaml"  # its settings, on a CSV of 4 features (no decision-boundary plot to draw)

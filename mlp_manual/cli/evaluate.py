@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from ..readable import readable
 from ..datasets.load import LOADERS
-from ..runs.evaluate import (
+from ..readable import readable
+from ..results.evaluate import (
     TextSplit,
     evaluate_file,
     evaluate_saved_model,

@@ -133,7 +133,7 @@ def write_page(data: dict, path: Path) -> None:
 
 def load_weights(model, path, config_path) -> None:
     """Put the arrays of the model file at ``path`` into ``model``, which the config built."""
-    from ..runs.model_file import load_model
+    from ..predict.model_file import load_model
 
     trained = load_model(path)
     want = [(s["type"], {k: v.shape for k, v in layer.params.items()})

@@ -5,7 +5,7 @@ from pathlib import Path
 import click
 
 from ..errors import ConfigError
-from ..runs.compare import best_epoch, run_datasets, run_legend, run_name
+from ..results.compare import best_epoch, run_datasets, run_legend, run_name
 from ..runs.metrics import read_metrics
 from .common import output_file, say, user_errors, version_option, writable_folder
 

@@ -8,8 +8,8 @@ import click
 
 from ..errors import machine_error
 from ..files import atomic_text_file
-from ..runs.model_file import read_model
-from ..runs.predictor import NO_PREPROCESSING, Predictor, predict_file
+from ..predict.model_file import read_model
+from ..predict.predictor import NO_PREPROCESSING, Predictor, predict_file
 from .common import drop_output, import_option, output_file, say, user_errors, version_option
 
 PROGRESS_BYTES = 1 << 20  # inputs larger than this get a progress bar on a terminal

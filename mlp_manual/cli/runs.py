@@ -6,7 +6,7 @@ from pathlib import Path
 import click
 
 from ..readable import readable
-from ..runs.table import columns_of, filter_rows, find_runs, group_rows, run_rows, sort_rows
+from ..results.table import columns_of, filter_rows, find_runs, group_rows, run_rows, sort_rows
 from .common import aligned, say, user_errors, version_option, write_csv
 
 

@@ -4,8 +4,8 @@ import math
 
 import click
 
-from ..runs.model_file import read_model
-from ..runs.sample import check_text_model, generate
+from ..predict.model_file import read_model
+from ..predict.sample import check_text_model, generate
 from .common import import_option, say, user_errors, version_option
 
 

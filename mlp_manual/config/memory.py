@@ -16,12 +16,12 @@ limit of the process when one is set (``ulimit -v``); 4 GiB where the system say
 
 import numpy as np
 
-from ..datasets.load import LOADERS, Generated
 from .. import machine
+from ..datasets.load import LOADERS, Generated
 from ..errors import ConfigError, short_repr
-from ..readable import readable_bytes
 from ..layers.registry import LAYERS, nested_specs, output_layer
 from ..optimizers import OPTIMIZERS
+from ..readable import readable_bytes
 
 GENERATED_BYTES_PER_VALUE = 8 * 6  # float64 values: generated, their temporaries, the splits, the cast
 EVALUATION_ROWS = 2048  # rows per chunk when the model is evaluated (training/evaluation.py)

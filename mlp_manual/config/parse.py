@@ -13,12 +13,11 @@ import typing
 
 import yaml
 
+from ..datasets.load import LOADERS, key_owners
 from ..errors import ConfigError, closest, did_you_mean, short_repr, short_text
-from ..options import is_integer
+from ..options import is_integer, validate_options
 from .bounded_yaml import LimitExceeded, load_bounded
 from .memory import check_memory
-from ..datasets.load import LOADERS, key_owners
-from ..options import validate_options
 from .schema import Config, DataConfig, options_registry, section_keys
 
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from ..datasets.categories import UNSEEN_KINDS
 from ..datasets.dataset import MISSING_KINDS
 from ..datasets.load import LOADERS
-from ..errors import ConfigError, short_repr
 from ..datasets.text import MAX_CONTEXT
+from ..errors import ConfigError, short_repr
 from ..init import init_names
 from ..layers.registry import check_spec
 from ..losses import LOSSES

@@ -21,7 +21,6 @@ from .dataset import Dataset, Preprocessing, check_arrays, preprocess, split
 from .settings import DataSettings
 
 
-
 class Generated:
     """The loader of a dataset generated from the seed: ``fn(rng, **{arg: cfg.<key>})`` for the
     config keys in ``keys``. ``rows_key`` is the config key that sets how many rows it has,

@@ -25,7 +25,6 @@ from .dataset import Dataset, split
 from .idx import read_images_labels
 from .settings import DataSettings
 
-
 SHIPPED_DIR = Path(__file__).with_name("files")
 DIGITS_FILE = SHIPPED_DIR / "digits.csv.gz"
 MNIST1D_FILE = SHIPPED_DIR / "mnist1d.npz"

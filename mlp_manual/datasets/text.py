@@ -25,9 +25,8 @@ from .. import machine
 from ..errors import DataError
 from .dataset import Dataset
 from .real import SHIPPED_DIR
-from .vocabulary import BOUNDARY, Vocabulary
 from .settings import DataSettings
-
+from .vocabulary import BOUNDARY, Vocabulary
 
 NAMES_FILE = SHIPPED_DIR / "names.txt"
 NAMES_SHA256 = "0a30b5557f192f32ab962680889aac5f6fda0f4cecf40a6d0b5694f58ea8cc4d"

@@ -27,8 +27,8 @@ from ..errors import ExportError
 from ..files import write_bytes
 from ..losses import BINARY, CLASS_INDEX, LOSSES
 from ..model import Model
-from ..runs.model_file import read_model
-from ..runs.model_info import ModelInfo
+from ..predict.model_file import read_model
+from ..predict.model_info import ModelInfo
 from .graph import ELEMENT_TYPES, GraphBuilder, onnx
 
 

@@ -11,9 +11,9 @@ N = batch size, D = input features, C = classes, K = output units.
 
 import numpy as np
 
+from ..errors import MLPManualError, what_was_raised
 from ..layers.registry import LAYERS, LayerType
 from ..losses import LOSSES
-from ..errors import MLPManualError, what_was_raised
 from .check import check_layer, check_loss
 from .report import GradcheckReport, StructureCheck, SuiteReport
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from types import ModuleType
 
 from ..errors import LayerError, UserCodeError, what_was_raised
-from .base import Layer
 from ..options import option_like
+from .base import Layer
 from .options import FEATURES, KEEP, UNITS
 from .registry import LAYERS, LayerType, register, type_of, unregister
 from .user_checks import probe

@@ -2,7 +2,6 @@
 
 from collections.abc import Callable
 
-
 LINES = 20  # epoch lines a long run prints by default
 
 

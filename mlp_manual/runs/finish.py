@@ -10,15 +10,15 @@ import numpy as np
 
 from .. import files
 from ..errors import MachineError, TrainingWarning, what_was_raised
+from ..predict.model_file import save_model
+from ..predict.model_info import ModelInfo
 from ..readable import readable
 from ..training.evaluation import class_labels, evaluate, model_outputs
 from ..training.experiment import Experiment
 from ..training.learning_check import LearningCheck
 from ..training.trainer import Trainer
-from .metrics import write_metrics
-from .model_file import save_model
-from .model_info import ModelInfo
 from .interruptions import signals_held
+from .metrics import write_metrics
 from .regression_plots import write_regression_plots
 from .run_warnings import collect_warnings
 from .tensorboard import RunEvents
@@ -36,10 +36,11 @@ def load_plotting() -> None:
     imports are done (``signals_held``)."""
     try:
         with signals_held():
-            from ..plots import classes, curves, diagnostics, regression  # noqa: F401
             # what matplotlib loads only when it first draws: contourf's engine, PIL's image formats
             import contourpy  # noqa: F401
             import PIL.Image
+
+            from ..plots import classes, curves, diagnostics, regression  # noqa: F401
             PIL.Image.preinit()
     except Exception as e:  # ImportError, or whatever a damaged matplotlib raises as it loads
         if isinstance(e.__cause__ or e.__context__, KeyboardInterrupt):  # not held (another thread)
@@ -188,7 +189,7 @@ SAMPLES_SHOWN = 5  # of them, printed at the end of the run
 def write_samples(exp: Experiment, run_dir: Path, echo) -> None:
     """samples.txt: SAMPLES items the trained text model generates (seed: the run's, temperature 1),
     the first SAMPLES_SHOWN of them printed."""
-    from .sample import generate
+    from ..predict.sample import generate
 
     items = [item.text for item in generate(exp.model, exp.data.vocabulary, SAMPLES, seed=exp.cfg.seed)]
     files.write_text(run_dir / "samples.txt", "".join(f"{text}\n" for text in items))

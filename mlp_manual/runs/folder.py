@@ -5,7 +5,6 @@ summary.json is the last file a run writes: with a final status it marks a compl
 """
 
 import errno
-import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +12,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..errors import ConfigError, ModelFileError, machine_error
+from ..results.compare import read_summary
 from ..training.trainer import Trainer
 from .run_lock import LOCK_NAME, claim_run_dir
 from .tensorboard import EVENTS_NAME
@@ -64,7 +64,6 @@ def make_run_dir(out: str | None, name: str, overwrite: bool = False) -> Iterato
 FINAL_STATUSES = ("completed", "stopped_early")
 
 
-
 def refuse_complete(run_dir: Path, trainer: Trainer, checkpointed: bool) -> None:
     """ConfigError when the run in ``run_dir`` is complete: its summary.json, written last, has
     a final status, and its training (restored into ``trainer``) is finished, or there is no
@@ -85,18 +84,6 @@ def refuse_complete(run_dir: Path, trainer: Trainer, checkpointed: bool) -> None
                           f"To train it longer, pass --epochs N with N > {epochs}")
 
 
-
 def epochs_done(epoch: int, position) -> int:
     """Epochs a resumed run has behind it: an interrupted epoch is finished first."""
     return epoch + (1 if position is not None else 0)
-
-
-
-def read_summary(path: Path) -> dict:
-    """A summary.json's contents, {} when it is missing or not a summary."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            summary = json.loads(f.read(1_000_000))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    return summary if isinstance(summary, dict) else {}

@@ -15,7 +15,6 @@ from pathlib import Path
 from ..errors import MachineError, TrainingDiverged, TrainingInterrupted
 from ..training.trainer import Trainer
 
-
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 

@@ -23,6 +23,7 @@ from ..config import Config, dump_config, load_config, with_absolute_paths
 from ..datasets.vocabulary import BOUNDARY
 from ..errors import ConfigError, Terminated, TrainingDiverged, TrainingInterrupted
 from ..readable import readable
+from ..results.warm_start import warm_start
 from ..training.diagnostics import Recorder
 from ..training.experiment import Experiment, prepare, training_plan
 from ..training.learning_check import Baseline, LearningCheck
@@ -36,7 +37,6 @@ from .interruptions import ends_named, signal_name, stop_on_signals
 from .run_lock import claim_run_dir
 from .run_warnings import collect_warnings
 from .tensorboard import RunEvents
-from .warm_start import warm_start
 
 
 def epoch_line(cfg: Config, row: dict) -> str:

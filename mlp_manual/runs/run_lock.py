@@ -8,8 +8,8 @@ folder is not claimed.
 """
 
 import os
-import re
 import platform
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path

@@ -44,8 +44,8 @@ from .. import files
 from ..config.parse import named_sections
 from ..config.yaml_file import config_to_dict
 from ..errors import MachineError
+from ..results.compare import compact, flatten
 from ..training.trainer import batch_bounds
-from .compare import compact, flatten
 
 EVENTS_NAME = "events.out.tfevents.mlp-manual"
 APPEND_SECONDS = 1.0  # at most one append a second

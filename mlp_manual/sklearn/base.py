@@ -276,7 +276,7 @@ class MLPBase(BaseEstimator):
         """Write the fitted model as a model file with the description of its data (task, loss,
         classes, feature names), so that mlp-predict, ``load_predictor`` and mlp-export read it as
         a file mlp-train wrote. The estimator takes its inputs as they are: no preprocessing."""
-        from ..runs.model_file import save_model
+        from ..predict.model_file import save_model
 
         save_model(self.model_, path, info=self.model_info())
 
@@ -286,7 +286,7 @@ class MLPBase(BaseEstimator):
         those inputs (default: the names it was fitted with, if any)."""
         from .. import __version__
         from ..datasets.dataset import Preprocessing
-        from ..runs.model_info import ModelInfo
+        from ..predict.model_info import ModelInfo
 
         check_is_fitted(self)
         classes = None

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import MachineError, MLPManualError, TrainingDiverged, TrainingInterrupted, what_was_raised
 from ..config import dump_config, with_absolute_paths
+from ..errors import MachineError, MLPManualError, TrainingDiverged, TrainingInterrupted, what_was_raised
 from ..runs.run import resume_run, train_run
 from .reporting import EpochReporter
 from .spec import Param, Sweep

@@ -1,5 +1,5 @@
-"""Reading finished runs back for plots: what differs between their configs (legend labels),
-the datasets they trained on, and the best epoch each recorded."""
+"""Reading finished runs back: their summary.json, what differs between their configs (legend
+labels, mlp-runs columns), the datasets they trained on, and the best epoch each recorded."""
 
 import json
 from pathlib import Path
@@ -119,13 +119,18 @@ def run_name(run_dir: Path) -> str:
 def best_epoch(run_dir: Path) -> tuple[int | None, bool]:
     """(best epoch, whether the model holds its weights) from a run's summary.json; (None, False)
     when it is missing, unreadable or from a run that recorded neither."""
-    try:
-        summary = json.loads((Path(run_dir) / "summary.json").read_text())
-    except (OSError, ValueError):
-        return None, False
-    if not isinstance(summary, dict):
-        return None, False
+    summary = read_summary(Path(run_dir) / "summary.json")
     epoch = summary.get("best_epoch")
     weights = summary.get("weights")
     restored = isinstance(weights, dict) and weights.get("source") == "best"
     return (epoch, restored) if is_integer(epoch) else (None, False)
+
+
+def read_summary(path: Path) -> dict:
+    """A summary.json's contents, {} when it is missing or not a summary."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            summary = json.loads(f.read(1_000_000))
+    except (OSError, ValueError, RecursionError):
+        return {}
+    return summary if isinstance(summary, dict) else {}

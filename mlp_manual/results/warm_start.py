@@ -7,7 +7,7 @@ The config's layers must be the trained model's layers: the same types, widths a
 from ..datasets import Dataset
 from ..errors import ConfigError, DataError
 from ..model import Model
-from .model_file import read_model
+from ..predict.model_file import read_model
 
 
 def layer_description(spec: dict | None) -> str:

@@ -8,8 +8,7 @@ import statistics
 from pathlib import Path
 
 from ..errors import ConfigError, did_you_mean
-from .compare import compact, differing_keys, read_configs
-from .folder import read_summary
+from .compare import compact, differing_keys, read_configs, read_summary
 
 METRICS = ("val_loss", "val_acc", "train_loss", "train_acc", "test_loss", "test_acc")
 HIGHER_IS_BETTER = ("val_acc", "train_acc", "test_acc")

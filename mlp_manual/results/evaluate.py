@@ -26,6 +26,8 @@ from ..errors import ConfigError, DataError, MLPManualError
 from ..layers.user_modules import check_user_layers
 from ..losses import LOSSES, LossSpec
 from ..model import Model
+from ..predict.model_file import read_model
+from ..predict.model_info import ModelInfo
 from ..training.evaluation import (
     Evaluation,
     RegressionEvaluation,
@@ -35,8 +37,6 @@ from ..training.evaluation import (
     model_outputs,
 )
 from ..training.experiment import run_data
-from .model_file import read_model
-from .model_info import ModelInfo
 
 
 @dataclass(frozen=True)
