@@ -8,6 +8,7 @@ import difflib
 import errno
 import re
 import reprlib
+from pathlib import Path
 
 
 class MLPManualError(ValueError):
@@ -48,7 +49,11 @@ class TrainingDiverged(Exception):
     """The loss or a gradient became non-finite; ``step`` and ``where`` say when and in which layer.
 
     Not an input mistake, so not an MLPManualError: the CLI reports it and exits with code 3.
+    ``run_dir``: the run folder that holds the last finite weights, set when a run ends with it
+    (``runs/interruptions.py: ends_named``); None outside a run.
     """
+
+    run_dir: Path | None = None
 
     def __init__(self, step: int, where: str):
         self.step, self.where = step, where
@@ -57,9 +62,11 @@ class TrainingDiverged(Exception):
 
 class TrainingInterrupted(Exception):
     """Training stopped on request (Ctrl-C, SIGTERM, SIGHUP) after finishing a step; the CLI exits
-    with 128 + the signal's number (130 for Ctrl-C). ``signum`` is the signal that asked."""
+    with 128 + the signal's number (130 for Ctrl-C). ``signum`` is the signal that asked;
+    ``run_dir`` the run folder to resume, set when a run ends with it (None outside a run)."""
 
     signum = 2  # SIGINT
+    run_dir: Path | None = None
 
 
 class Terminated(KeyboardInterrupt):
@@ -77,6 +84,8 @@ class MachineError(Exception):
     so not an MLPManualError: the CLI reports it in one line and exits with code 4. ``path`` is
     the file or folder concerned (or None); the message says what failed and what to do next.
     ``run_dir`` is set to the run folder when it ended a run (``runs.interruptions.ends_named``)."""
+
+    run_dir: Path | None = None
 
     def __init__(self, message: str, path=None):
         super().__init__(message)

@@ -122,7 +122,7 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
             "(optimizer.lr) or gradient clipping (optimizer.clip_norm).", err=True)
         sys.exit(DIVERGED_EXIT)
     except MachineError as e:  # a full disk, the run folder made read-only or removed
-        machine_failure(f"{e}{resume_hint(getattr(e, 'run_dir', None))}")
+        machine_failure(f"{e}{resume_hint(e.run_dir)}")
     except TrainingInterrupted as e:
         last_words()  # a signal from here on ends the process at once: the run is saved
         clear_progress()

@@ -16,6 +16,7 @@ writes only its final files again.
 import signal
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from .. import files
@@ -87,8 +88,8 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
     with make_run_dir(out, cfg.name, overwrite) as run_dir, ends_named(run_dir):
         # with absolute data paths, so that resume, mlp-eval and reruns work from anywhere
         files.write_text(run_dir / "config.yaml", dump_config(with_absolute_paths(cfg)))
-        return run_in(exp, run_dir, started, EpochLog(echo, log_every, cfg.training.epochs), on_step,
-                      init_lines=init_lines, watch=watch)
+        return run_in(exp, run_dir, started, EpochLog(echo, log_every, cfg.training.epochs),
+                      Start(init_lines=tuple(init_lines)), on_step, watch)
 
 
 def resume_run(run_dir: str, echo: Callable[[str], None] = print, epochs: int | None = None,
@@ -119,64 +120,66 @@ def resume_run(run_dir: str, echo: Callable[[str], None] = print, epochs: int | 
         exp = prepare(cfg)
         if ckpt is not None:
             refuse_other_data(ckpt, exp.split, saved)
-        return run_in(exp, path, started, EpochLog(echo, log_every, cfg.training.epochs), on_step, resume=True,
-                      ckpt=ckpt, extended=epochs is not None, watch=watch)
+        return run_in(exp, path, started, EpochLog(echo, log_every, cfg.training.epochs),
+                      Start(ckpt, resume=True, extended=epochs is not None), on_step, watch)
 
 
-def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_step: StepCallback | None = None,
-           resume: bool = False, ckpt: dict | None = None, extended: bool = False, init_lines=(),
-           watch: EpochWatch | None = None) -> dict:
-    """Train in the claimed ``run_dir``, from the state of ``ckpt`` when given, and write the
-    final files (``finish``). ``extended``: the resumed run's config has a new epoch total;
+@dataclass(frozen=True)
+class Start:
+    """How a run begins in its folder: fresh, or from the state of ``ckpt``; ``resume``: an
+    existing run folder goes on; ``extended``: its config has a new epoch total;
+    ``init_lines``: what a warm start (model.init_from) reported."""
+
+    ckpt: dict | None = None
+    resume: bool = False
+    extended: bool = False
+    init_lines: tuple = ()
+
+
+class RunHooks:
+    """What the trainer calls in a run: after each epoch (its line, the events, the learning
+    check, a sweep's watch) and at each checkpoint (diagnostics.csv first: rows past the
+    checkpoint's step are dropped on resume; then checkpoint.npz)."""
+
+    def __init__(self, exp: Experiment, run_dir: Path, echo: EpochLog, events: RunEvents,
+                 learning: LearningCheck, recorder: Recorder | None, watch: EpochWatch | None):
+        self.exp, self.run_dir, self.echo, self.events = exp, run_dir, echo, events
+        self.learning, self.recorder, self.watch = learning, recorder, watch
+        self.trainer: Trainer | None = None  # the trainer these hooks serve, set once it is made
+
+    def epoch(self, row: dict) -> None:
+        self.echo.epoch(row["epoch"], epoch_line(self.exp.cfg, row))
+        self.events.append_epoch(self.trainer.history.columns, self.recorder.rows if self.recorder else [])
+        self.learning.after_epoch(row)
+        if self.watch is not None:
+            self.trainer.halted = self.watch(row)
+
+    def checkpoint(self) -> None:
+        if self.recorder:
+            files.write_text(self.run_dir / "diagnostics.csv", self.recorder.csv())
+        save_checkpoint(self.run_dir / "checkpoint.npz", self.trainer, self.exp.split)
+
+
+def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, start: Start,
+           on_step: StepCallback | None = None, watch: EpochWatch | None = None) -> dict:
+    """Train in the claimed ``run_dir`` as ``start`` says, and write the final files (``finish``);
     ``watch`` is ``train_run``'s."""
-    cfg, d = exp.cfg, exp.data
+    cfg = exp.cfg
     load_plotting()  # a broken matplotlib fails now, not after the training
     recorder = Recorder(cfg.diagnostics) if cfg.diagnostics.enabled else None
     learning = LearningCheck(Baseline.measure(exp), cfg.optimizer.lr, exp)  # before any checkpoint is loaded
-
     events = RunEvents.of(exp, run_dir)
-
-    def on_epoch(row):
-        echo.epoch(row["epoch"], epoch_line(cfg, row))
-        events.append_epoch(trainer.history.columns, recorder.rows if recorder else [])
-        learning.after_epoch(row)
-        if watch is not None:
-            trainer.halted = watch(row)
-
-    trainer = Trainer(exp.model, exp.loss, training_plan(cfg), exp.train_rng, on_epoch, lambda: checkpoint(), recorder, on_step)
-
-    def checkpoint():  # diagnostics first: rows past the checkpoint's step are dropped on resume
-        if recorder:
-            files.write_text(run_dir / "diagnostics.csv", recorder.csv())
-        save_checkpoint(run_dir / "checkpoint.npz", trainer, exp.split)
-
-    if ckpt is not None:
-        restore(trainer, ckpt, run_dir / "checkpoint.npz", len(d.X_train), validation=d.X_val is not None)
-    if resume:
-        refuse_complete(run_dir, trainer, ckpt is not None)
-        (run_dir / "summary.json").unlink(missing_ok=True)  # stale from here on; written last
-        if extended:
-            files.write_text(run_dir / "config.yaml", dump_config(cfg))
+    hooks = RunHooks(exp, run_dir, echo, events, learning, recorder, watch)
+    trainer = hooks.trainer = Trainer(exp.model, exp.loss, training_plan(cfg), exp.train_rng, hooks.epoch,
+                                      hooks.checkpoint, recorder, on_step)
+    _begin(exp, trainer, run_dir, start, echo)
     events.rewrite(trainer.history.columns, recorder.rows if recorder else [])
-    echo(data_line(exp))
-    if ckpt is None:
-        echo(exp.model.summary(d.n_features))
-        for line in init_lines:
-            echo(line)
-        if cfg.model.init_from and not resume:
-            echo(f"starting from the weights of {cfg.model.init_from}")
-    else:
-        if recorder and (run_dir / "diagnostics.csv").exists():
-            recorder.load_csv((run_dir / "diagnostics.csv").read_text(), before_step=trainer.step_count)
-        echo(f"finishing {run_dir}: training is complete, writing its final files" if trainer.finished else
-             f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}, "
-             f"to epoch {cfg.training.epochs}")
     with collect_warnings() as warned:
         try:
-            if ckpt is None and not cfg.model.init_from:  # the check is for fresh weights
+            if start.ckpt is None and not cfg.model.init_from:  # the check is for fresh weights
                 check_initial_loss(exp)
             with stop_on_signals(trainer) as request:
-                trainer.fit(d.X_train, d.y_train, d.X_val, d.y_val)
+                trainer.fit(exp.data.X_train, exp.data.y_train, exp.data.X_val, exp.data.y_val)
         except TrainingDiverged as e:
             finish(exp, trainer, run_dir, "diverged", started, echo, warned, events, str(e))
             raise
@@ -196,3 +199,26 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, on_st
     return finish(exp, trainer, run_dir, status, started, echo, warned, events, reason, learning)
 
 
+def _begin(exp: Experiment, trainer: Trainer, run_dir: Path, start: Start, echo: EpochLog) -> None:
+    """Restore the checkpoint of ``start`` into ``trainer``; for a resumed run refuse a complete
+    one and retire its stale summary.json; say what the run starts from."""
+    cfg, d = exp.cfg, exp.data
+    if start.ckpt is not None:
+        restore(trainer, start.ckpt, run_dir / "checkpoint.npz", len(d.X_train), validation=d.X_val is not None)
+    if start.resume:
+        refuse_complete(run_dir, trainer, start.ckpt is not None)
+        (run_dir / "summary.json").unlink(missing_ok=True)  # stale from here on; written last
+        if start.extended:
+            files.write_text(run_dir / "config.yaml", dump_config(cfg))
+    echo(data_line(exp))
+    if start.ckpt is None:
+        echo(exp.model.summary(d.n_features))
+        for line in start.init_lines:
+            echo(line)
+        if cfg.model.init_from and not start.resume:
+            echo(f"starting from the weights of {cfg.model.init_from}")
+        return
+    if trainer.recorder and (run_dir / "diagnostics.csv").exists():
+        trainer.recorder.load_csv((run_dir / "diagnostics.csv").read_text(), before_step=trainer.step_count)
+    echo(f"finishing {run_dir}: training is complete, writing its final files" if trainer.finished else
+         f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}, to epoch {cfg.training.epochs}")
