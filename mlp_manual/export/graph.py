@@ -14,12 +14,18 @@ except ImportError as e:
 
 from .. import __version__
 from ..errors import ExportError
+from ..layers.registry import LAYERS
 
 OPSET = 17  # the first opset with LayerNormalization; onnxruntime has run it since 1.11
 ML_OPSET = 3  # ai.onnx.ml's LabelEncoder and OneHotEncoder (categorical columns), as with opset 17
 IR_VERSION = 8  # the IR version that opset 17 came with, so older runtimes load the file too
 ELEMENT_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
                  np.dtype(np.int64): TensorProto.INT64}
+
+
+def exportable_types() -> list[type]:
+    """The built-in layer classes that translate themselves to ONNX (``to_onnx``)."""
+    return [t.cls for t in LAYERS.values() if "to_onnx" in vars(t.cls)]
 
 
 class GraphBuilder:
@@ -52,6 +58,19 @@ class GraphBuilder:
         out = self.fresh(name)
         self.nodes.append(helper.make_node(op_type, list(inputs), [out], name=out, **attrs))
         return out
+
+    def layers(self, model_layers: list, x: str, prefix: str) -> str:
+        """The nodes of ``model_layers`` applied in order to ``x``, each named ``<prefix>.<index>``:
+        each layer's own ``to_onnx(g, x, name)``, defined by exactly its class (a subclass may
+        compute something else); returns the last output's name."""
+        for i, layer in enumerate(model_layers):
+            name, emit = f"{prefix}.{i}", vars(type(layer)).get("to_onnx")
+            if emit is None:
+                raise ExportError(f"layer {name.removeprefix('layers.')} ({type(layer).__name__}) cannot be exported "
+                                  "to ONNX: only the built-in layers can "
+                                  f"({', '.join(cls.__name__ for cls in exportable_types())})")
+            x = emit(layer, self, x, name)
+        return x
 
     def model(self, inputs: list, outputs: list, metadata: dict[str, str], doc: str) -> "onnx.ModelProto":
         """The finished model, after ONNX's checker (with shape inference) has accepted it.

@@ -21,7 +21,6 @@ import os
 
 import numpy as np
 
-from .. import layers
 from ..datasets.dataset import Preprocessing
 from ..errors import ExportError
 from ..files import write_bytes
@@ -30,104 +29,6 @@ from ..model import Model
 from ..predict.model_file import read_model
 from ..predict.model_info import ModelInfo
 from .graph import ELEMENT_TYPES, GraphBuilder, onnx
-
-
-def _linear(g: GraphBuilder, layer: layers.Linear, x: str, name: str) -> str:
-    W = g.const(f"{name}.W", layer.params["W"])  # (D, H)
-    if "b" not in layer.params:
-        return g.op("MatMul", x, W, name=name)
-    return g.op("Gemm", x, W, g.const(f"{name}.b", layer.params["b"]), name=name)  # x @ W + b
-
-
-def _elementwise(op_type: str):
-    def emit(g, layer, x, name):
-        return g.op(op_type, x, name=name)
-    return emit
-
-
-def _leaky_relu(g, layer: layers.LeakyReLU, x, name):
-    return g.op("LeakyRelu", x, name=name, alpha=layer.slope)
-
-
-def _gelu(g, layer: layers.GELU, x, name):
-    # out = 0.5 x (1 + tanh(k (x + c x^3))), as GELU.forward computes it
-    x3 = g.op("Mul", g.op("Mul", x, x, name=f"{name}.x2"), x, name=f"{name}.x3")
-    cx3 = g.op("Mul", g.const(f"{name}.c", layers.GELU.C), x3, name=f"{name}.cx3")
-    u = g.op("Mul", g.const(f"{name}.k", layers.GELU.K), g.op("Add", x, cx3, name=f"{name}.inner"), name=f"{name}.u")
-    t = g.op("Tanh", u, name=f"{name}.t")
-    half_x = g.op("Mul", g.const(f"{name}.half", 0.5), x, name=f"{name}.half_x")
-    return g.op("Mul", half_x, g.op("Add", g.const(f"{name}.one", 1.0), t, name=f"{name}.one_plus_t"), name=name)
-
-
-def _softmax(g, layer: layers.Softmax, x, name):
-    return g.op("Softmax", x, name=name, axis=1)
-
-
-def _dropout(g, layer: layers.Dropout, x, name):
-    return x  # evaluation mode: dropout is the identity
-
-
-def _layernorm(g, layer: layers.LayerNorm, x, name):
-    return g.op("LayerNormalization", x, g.const(f"{name}.gamma", layer.params["gamma"]),
-                g.const(f"{name}.beta", layer.params["beta"]), name=name, axis=-1, epsilon=layer.eps)
-
-
-def _rmsnorm(g, layer: layers.RMSNorm, x, name):
-    # out = gamma * x * rrms, rrms = 1 / sqrt(mean(x^2) + eps) over the features of a row
-    mean_sq = g.op("ReduceMean", g.op("Mul", x, x, name=f"{name}.sq"), name=f"{name}.mean_sq", axes=[1], keepdims=1)
-    rms = g.op("Sqrt", g.op("Add", mean_sq, g.const(f"{name}.eps", layer.eps), name=f"{name}.plus_eps"),
-               name=f"{name}.rms")
-    xhat = g.op("Mul", x, g.op("Reciprocal", rms, name=f"{name}.rrms"), name=f"{name}.xhat")
-    return g.op("Mul", g.const(f"{name}.gamma", layer.params["gamma"]), xhat, name=name)
-
-
-def _batchnorm(g, layer: layers.BatchNorm1d, x, name):
-    consts = [g.const(f"{name}.{k}", v) for k, v in (("gamma", layer.params["gamma"]), ("beta", layer.params["beta"]),
-                                                    ("running_mean", layer.buffers["running_mean"]),
-                                                    ("running_var", layer.buffers["running_var"]))]
-    return g.op("BatchNormalization", x, *consts, name=name, epsilon=layer.eps)
-
-
-def _embedding(g, layer: layers.Embedding, x, name):
-    rows = g.op("Gather", g.const(f"{name}.W", layer.params["W"]), x, name=f"{name}.rows", axis=0)  # (N, T, E)
-    width = g.const(f"{name}.shape", [-1, layer.context * layer.dim], np.int64)
-    return g.op("Reshape", rows, width, name=name)  # (N, T * E): the rows of a context side by side
-
-
-def _residual(g, layer: layers.Residual, x, name):
-    fx = _emit_layers(g, layer.layers, x, name)  # the inner layers, named <name>.<j>
-    return g.op("Add", x, fx, name=name)  # out = x + f(x)
-
-
-# the ONNX translation of each built-in layer class (exactly that class: a subclass may compute
-# something else)
-EMITTERS = {
-    layers.Linear: _linear,
-    layers.ReLU: _elementwise("Relu"),
-    layers.LeakyReLU: _leaky_relu,
-    layers.Sigmoid: _elementwise("Sigmoid"),
-    layers.Tanh: _elementwise("Tanh"),
-    layers.GELU: _gelu,
-    layers.Identity: _elementwise("Identity"),
-    layers.Softmax: _softmax,
-    layers.Dropout: _dropout,
-    layers.LayerNorm: _layernorm,
-    layers.RMSNorm: _rmsnorm,
-    layers.BatchNorm1d: _batchnorm,
-    layers.Residual: _residual,
-    layers.Embedding: _embedding,
-}
-
-
-def _emit_layers(g: GraphBuilder, model_layers: list, x: str, prefix: str) -> str:
-    """The nodes of ``model_layers`` applied in order to ``x``, each named ``<prefix>.<index>``."""
-    for i, layer in enumerate(model_layers):
-        name, emit = f"{prefix}.{i}", EMITTERS.get(type(layer))
-        if emit is None:
-            raise ExportError(f"layer {name.removeprefix('layers.')} ({type(layer).__name__}) cannot be exported "
-                              f"to ONNX: only the built-in layers can ({', '.join(cls.__name__ for cls in EMITTERS)})")
-        x = emit(g, layer, x, name)
-    return x
 
 
 def _softmax_probabilities(g, logits: str) -> tuple[str, int | None]:
@@ -247,7 +148,7 @@ def export_model(model: Model, info: ModelInfo | None = None) -> "onnx.ModelProt
         inputs.append(g.label_info(texts, len(p.categorical)))
         blocks = ([x] if number_width else []) + _one_hot(g, texts, p)
         x = g.op("Concat", *blocks, name="preprocess.inputs", axis=1) if len(blocks) > 1 else blocks[0]
-    x = _emit_layers(g, model.layers, x, "layers")
+    x = g.layers(model.layers, x, "layers")
     out_width = model.output_width(width) if width is not None else None
     target = LOSSES[info.loss].target if info.loss else None
     if target in PROBABILITIES:

@@ -27,6 +27,9 @@ class Identity(Layer):
         # fwd: out = x  =>  dx = dout
         return dout
 
+    def to_onnx(self, g, x, name):  # mlp-export: this forward as ONNX nodes (export/graph.py)
+        return g.op("Identity", x, name=name)
+
 
 class ReLU(Layer):
     """out = max(x, 0). At x == 0 the subgradient 0 is used."""
@@ -56,6 +59,9 @@ class ReLU(Layer):
     def stuck(self, out):
         return out <= 0
 
+    def to_onnx(self, g, x, name):  # mlp-export: this forward as ONNX nodes (export/graph.py)
+        return g.op("Relu", x, name=name)
+
 
 class LeakyReLU(Layer):
     """out = x where x > 0, slope * x elsewhere."""
@@ -83,6 +89,9 @@ class LeakyReLU(Layer):
 
     def config(self):
         return {"slope": self.slope}
+
+    def to_onnx(self, g, x, name):  # mlp-export: this forward as ONNX nodes (export/graph.py)
+        return g.op("LeakyRelu", x, name=name, alpha=self.slope)
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
@@ -114,6 +123,9 @@ class Sigmoid(Layer):
     def stuck(self, out):
         return np.abs(2 * out - 1) > 0.99  # beyond 0.99 of the way from 0.5 to 0 or 1
 
+    def to_onnx(self, g, x, name):  # mlp-export: this forward as ONNX nodes (export/graph.py)
+        return g.op("Sigmoid", x, name=name)
+
 
 class Tanh(Layer):
     """out = tanh(x)."""
@@ -137,6 +149,9 @@ class Tanh(Layer):
 
     def stuck(self, out):
         return np.abs(out) > 0.99
+
+    def to_onnx(self, g, x, name):  # mlp-export: this forward as ONNX nodes (export/graph.py)
+        return g.op("Tanh", x, name=name)
 
 
 class GELU(Layer):
@@ -165,6 +180,15 @@ class GELU(Layer):
         #  =>  dx = dout * (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2))
         return dout * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x))
 
+    def to_onnx(self, g, x, name):  # mlp-export: this forward as ONNX nodes (export/graph.py)
+        # out = 0.5 x (1 + tanh(k (x + c x^3))), as forward computes it
+        x3 = g.op("Mul", g.op("Mul", x, x, name=f"{name}.x2"), x, name=f"{name}.x3")
+        cx3 = g.op("Mul", g.const(f"{name}.c", self.C), x3, name=f"{name}.cx3")
+        u = g.op("Mul", g.const(f"{name}.k", self.K), g.op("Add", x, cx3, name=f"{name}.inner"), name=f"{name}.u")
+        t = g.op("Tanh", u, name=f"{name}.t")
+        half_x = g.op("Mul", g.const(f"{name}.half", 0.5), x, name=f"{name}.half_x")
+        return g.op("Mul", half_x, g.op("Add", g.const(f"{name}.one", 1.0), t, name=f"{name}.one_plus_t"), name=name)
+
 
 class Softmax(Layer):
     """Row-wise softmax as a layer (for a probability output; training with
@@ -186,3 +210,6 @@ class Softmax(Layer):
         s = self.saved(self.s)
         # fwd: s = exp(x) / sum(exp(x))  =>  dx = J^T dout = s * (dout - sum(dout * s))
         return s * (dout - (dout * s).sum(axis=1, keepdims=True))
+
+    def to_onnx(self, g, x, name):  # mlp-export: this forward as ONNX nodes (export/graph.py)
+        return g.op("Softmax", x, name=name, axis=1)

@@ -40,3 +40,6 @@ class Dropout(Layer):
 
     def config(self):
         return {"p": self.p}
+
+    def to_onnx(self, g, x, name):  # mlp-export: evaluation mode, where dropout is the identity
+        return x

@@ -73,3 +73,8 @@ class Embedding(Layer):
 
     def config(self):
         return {"vocab": self.vocab, "context": self.context, "dim": self.dim}
+
+    def to_onnx(self, g, x, name):  # mlp-export: this forward as ONNX nodes (export/graph.py)
+        rows = g.op("Gather", g.const(f"{name}.W", self.params["W"]), x, name=f"{name}.rows", axis=0)  # (N, T, E)
+        width = g.const(f"{name}.shape", [-1, self.context * self.dim], np.int64)
+        return g.op("Reshape", rows, width, name=name)  # (N, T * E): the rows of a context side by side

@@ -61,3 +61,9 @@ class Linear(Layer):
     def config(self):
         return {"in_features": self.in_features, "out_features": self.out_features,
                 "init": self.init, "bias": self.bias}
+
+    def to_onnx(self, g, x, name):  # mlp-export: this forward as ONNX nodes (export/graph.py)
+        W = g.const(f"{name}.W", self.params["W"])  # (D, H)
+        if "b" not in self.params:
+            return g.op("MatMul", x, W, name=name)
+        return g.op("Gemm", x, W, g.const(f"{name}.b", self.params["b"]), name=name)  # x @ W + b

@@ -65,6 +65,10 @@ class LayerNorm(_ScaleShift):
     def config(self):
         return {"features": self.features, "eps": self.eps}
 
+    def to_onnx(self, g, x, name):  # mlp-export: this forward as ONNX nodes (export/graph.py)
+        return g.op("LayerNormalization", x, g.const(f"{name}.gamma", self.params["gamma"]),
+                    g.const(f"{name}.beta", self.params["beta"]), name=name, axis=-1, epsilon=self.eps)
+
 
 class RMSNorm(Layer):
     """Divide each row by its root mean square, then scale: out = gamma * x / sqrt(mean(x^2) + eps).
@@ -99,6 +103,15 @@ class RMSNorm(Layer):
 
     def config(self):
         return {"features": self.features, "eps": self.eps}
+
+    def to_onnx(self, g, x, name):  # mlp-export: this forward as ONNX nodes (export/graph.py)
+        # out = gamma * x * rrms, rrms = 1 / sqrt(mean(x^2) + eps) over the features of a row
+        mean_sq = g.op("ReduceMean", g.op("Mul", x, x, name=f"{name}.sq"), name=f"{name}.mean_sq", axes=[1],
+                       keepdims=1)
+        rms = g.op("Sqrt", g.op("Add", mean_sq, g.const(f"{name}.eps", self.eps), name=f"{name}.plus_eps"),
+                   name=f"{name}.rms")
+        xhat = g.op("Mul", x, g.op("Reciprocal", rms, name=f"{name}.rrms"), name=f"{name}.xhat")
+        return g.op("Mul", g.const(f"{name}.gamma", self.params["gamma"]), xhat, name=name)
 
 
 class BatchNorm1d(_ScaleShift):
@@ -156,3 +169,8 @@ class BatchNorm1d(_ScaleShift):
 
     def config(self):
         return {"features": self.features, "momentum": self.momentum, "eps": self.eps}
+
+    def to_onnx(self, g, x, name):  # mlp-export: evaluation mode, with the running statistics
+        tensors = {**self.params, **self.buffers}
+        consts = [g.const(f"{name}.{k}", tensors[k]) for k in ("gamma", "beta", "running_mean", "running_var")]
+        return g.op("BatchNormalization", x, *consts, name=name, epsilon=self.eps)

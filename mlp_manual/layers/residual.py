@@ -114,3 +114,7 @@ class Residual(Layer):
 
     def config(self):
         return {"layers": self.layers}
+
+    def to_onnx(self, g, x, name):  # mlp-export: this forward as ONNX nodes (export/graph.py)
+        fx = g.layers(self.layers, x, name)  # the inner layers, named <name>.<j>
+        return g.op("Add", x, fx, name=name)  # out = x + f(x)
