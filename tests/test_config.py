@@ -11,6 +11,7 @@ from mlp_manual.config import (
     load_config,
 )
 from mlp_manual.errors import closest
+from mlp_manual.optimizers import OPTIMIZERS
 
 
 def test_defaults_and_name_from_file(tmp_path):
@@ -46,7 +47,7 @@ def test_set_parses_yaml_scalars_and_lists():
     ({"training": {"epochs": 2.5}}, "x.yaml: training.epochs must be an integer, got 2.5"),
     ({"training": {"epochs": 0}}, "x.yaml: training.epochs must be between 1 and 1000000, got 0"),
     ({"training": {"epochs": 10**12}}, "x.yaml: training.epochs must be between 1 and 1000000, got 1000000000000"),
-    ({"optimizer": {"name": "adma"}}, "x.yaml: optimizer.name must be one of sgd, rmsprop, adam, adamw; "
+    ({"optimizer": {"name": "adma"}}, f"x.yaml: optimizer.name must be one of {', '.join(OPTIMIZERS)}; "
                                       "got 'adma' (did you mean 'adam'?)"),
     ({"loss": "cross_entropy"}, "x.yaml: loss.name must be one of softmax_cross_entropy, bce_with_logits, mse; got "),
     ({"model": {"layers": ["rleu"]}}, "x.yaml: model.layers[0]: unknown layer type 'rleu' (did you mean 'relu'?)"),
