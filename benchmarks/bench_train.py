@@ -19,8 +19,8 @@ fraction of a step spent outside BLAS. Peak memory is measured in a fresh subpro
 JAX runs twice: a ``jit`` step called once per batch from Python (the gather of the batch inside
 the compiled step), and a ``jit`` of the whole epoch (``lax.scan`` over the batches). A breakdown
 of mlp-manual's step times each part of the real training path (every layer's forward and
-backward, the loss, the finite check, the optimizer, the accuracy count, the gather) and calls
-the rest Python overhead.
+backward, the loss, the finite check, the optimizer, the accuracy count) and calls the rest
+(the batch gather among it) Python overhead.
 
 MNIST-shaped data is random (60000 x 784 float32) unless $MLP_MANUAL_DATA holds MNIST and this
 version of mlp-manual can read it. PyTorch, JAX and scikit-learn are optional: a missing one is
@@ -352,20 +352,10 @@ class Stopwatch:
         return timed_call
 
 
-class TimedNumpy:
-    """numpy, with ``take`` (the trainer's batch gather) timed."""
-
-    def __init__(self, watch):
-        self.take = watch.wrap("gather the batch (np.take)", np.take)
-
-    def __getattr__(self, name):
-        return getattr(np, name)
-
-
 def step_breakdown(X, y, width=256, batch=128, epochs=3):
     """Time each part of mlp-manual's real training step over ``epochs`` epochs (after one warm-up):
     every layer's forward and backward, the loss, the finite check (gradient norm), the
-    optimizer, the accuracy count and the gather; the rest of the epoch is Python overhead."""
+    optimizer and the accuracy count; the rest of the epoch is the batch gather and Python."""
     from mlp_manual.training import trainer as trainer_module
 
     contestant = MlpManual(X, y, width, batch)
@@ -378,10 +368,9 @@ def step_breakdown(X, y, width=256, batch=128, epochs=3):
                 setattr(layer, method, watch.wrap(f"layers.{i} {kind} {method}", getattr(layer, method)))
     t.loss = replace(t.loss, fn=watch.wrap("loss (softmax cross-entropy and dlogits)", t.loss.fn))
     t.optimizer.step = watch.wrap("optimizer step (SGD)", t.optimizer.step)
-    saved = {name: getattr(trainer_module, name) for name in ("grad_norm", "count_correct", "np")}
+    saved = {name: getattr(trainer_module, name) for name in ("grad_norm", "count_correct")}
     trainer_module.grad_norm = watch.wrap("finite check (gradient norm)", saved["grad_norm"])
     trainer_module.count_correct = watch.wrap("accuracy count", saved["count_correct"])
-    trainer_module.np = TimedNumpy(watch)
     try:
         total = sum(timed(contestant.epoch) for _ in range(epochs))
     finally:
@@ -389,7 +378,7 @@ def step_breakdown(X, y, width=256, batch=128, epochs=3):
             setattr(trainer_module, name, value)
     steps = epochs * -(-len(X) // batch)
     parts = sorted(watch.spent.items(), key=lambda kv: -kv[1])
-    parts.append(("the rest: Python between the calls, schedule, bookkeeping", total - sum(watch.spent.values())))
+    parts.append(("the rest: the batch gather (X[idx]), Python between the calls, schedule, bookkeeping", total - sum(watch.spent.values())))
     rows = [(label, f"{s / steps * 1e6:.0f}", f"{s / total:.0%}") for label, s in parts]
     lines = [f"### Where mlp-manual's step goes: 784-{width}-{width}-10, batch {batch} ({epochs} epochs after a "
              f"warm-up, {total / epochs:.3f} s an epoch)", ""]

@@ -5,9 +5,16 @@ from pathlib import Path
 import click
 import numpy as np
 
+from ..config import load_config
 from ..errors import ModelFileError
-from ..explain.html import EXAMPLES
+from ..explain.graph import build_graph
+from ..explain.html import EXAMPLES, pass_data, render
+from ..explain.scalar import format_scalar_pass, require_small
+from ..explain.text import format_trace
 from ..explain.trace import MAX_ELEMENTS, trace
+from ..files import write_text
+from ..predict.model_file import load_model
+from ..training.experiment import prepare
 from .common import (
     config_argument,
     config_option,
@@ -67,10 +74,6 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
       mlp-explain --config configs/xor.yaml --html explain.html
       mlp-explain --html chain.html --example chain
     """
-    from ..config import load_config
-    from ..explain.text import format_trace
-    from ..training.experiment import prepare
-
     if example:
         if not html_path:
             raise click.UsageError("--example writes a page: give --html too")
@@ -96,25 +99,18 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
     X, y = exp.data.X_train, exp.data.y_train
     picked = np.sort(np.random.default_rng(seed).choice(len(X), min(rows, len(X)), replace=False))
     if scalar:
-        from ..explain.scalar import require_small
-
         require_small(model, exp.loss.name)
     result = trace(model, exp.loss, X[picked], y[picked], seed=seed, max_elements=max_elements or None)
     weights = f"trained weights from {model_path}" if model_path else f"initial weights (seed {cfg.seed})"
     header = (f"{cfg.name}: training rows {format_rows(picked)} of {len(X)} ({cfg.data.name}), {weights}, "
               f"loss {cfg.loss.name}")
     if html_path:  # before any output: a pass too large for the page is refused in one line
-        from ..explain.html import pass_data
-
         page = pass_data(result, f"{cfg.name}: one forward and backward pass ({weights})", scalar)
     say(format_trace(result, header, exp.data.vocabulary))
     if scalar:
-        from ..explain.scalar import format_scalar_pass
-
         say("")
         say(format_scalar_pass(result))
     if graph_path:
-        from ..explain.graph import build_graph
         from ..plots.graph import plot_graph
 
         plot_graph(build_graph(result), graph_path, f"{cfg.name}: forward (solid) and backward (dashed)")
@@ -124,17 +120,12 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
 
 
 def write_page(data: dict, path: Path) -> None:
-    from ..explain.html import render
-    from ..files import write_text
-
     write_text(path, render(data))
     say(f"wrote {path}")
 
 
 def load_weights(model, path, config_path) -> None:
     """Put the arrays of the model file at ``path`` into ``model``, which the config built."""
-    from ..predict.model_file import load_model
-
     trained = load_model(path)
     want = [(s["type"], {k: v.shape for k, v in layer.params.items()})
             for s, layer in zip(model.spec(), model.layers)]

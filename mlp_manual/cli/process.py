@@ -3,9 +3,10 @@
 
 The only thing this adds to the click command is how the process ends. When Python exits it
 runs its garbage collector over every object the process still holds, matplotlib's many among
-them, to find reference cycles; a short run such as the XOR example spent about 0.1 s of its
-0.8 s there. By then every file the command writes has been written and closed, and the
-operating system takes the memory back, so the process freezes the collector (``gc.freeze``)
+them, to find reference cycles; the XOR example spends 0.09 s of its 0.74 s there, and moons
+0.085 s of 0.89 s (benchmarks/README.md, "Tricks kept and removed"). By then every file the
+command writes has been written and closed, and the operating system takes the memory back, so
+the process freezes the collector (``gc.freeze``)
 in an exit handler and skips that pass. What that pass would have done besides freeing memory
 is run the ``__del__`` of objects caught in reference cycles; Python promises no finalizer at
 exit anyway, and a layer of the user's (``--import``) should not count on one. Nothing changes

@@ -10,7 +10,11 @@ from ..errors import ConfigError, MachineError, TrainingDiverged, TrainingInterr
 from ..runs.folder import make_run_dir
 from ..runs.interruptions import signal_name
 from ..runs.run import resume_run, train_run
+from ..training.diagnosis import diagnose
 from ..training.experiment import prepare
+from ..training.learning_check import run_evidence
+from ..training.sanity import find_lr as sweep_lr
+from ..training.sanity import overfit_batch as run_overfit
 from .common import (
     config_argument,
     config_option,
@@ -108,7 +112,6 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
             cfg = (load_config(config_path, overrides) if config_path else  # no config: the documented defaults
                    config_from_dict({"name": "defaults"}, "the defaults (no config given)", overrides))
             if overfit_batch:
-                from ..training.sanity import overfit_batch as run_overfit
                 if not run_overfit(prepare(cfg), overfit_batch, max_steps, echo):
                     sys.exit(1)
                 return
@@ -157,14 +160,11 @@ def interrupted_line(run_dir: Path, signum: int = 2) -> str:
 
 def run_find_lr(cfg, out, overwrite, echo):
     from ..plots import diagnostics as plots_diagnostics
-    from ..training.diagnosis import diagnose
-    from ..training.learning_check import run_evidence
-    from ..training.sanity import find_lr
 
     exp = prepare(cfg)
     fresh = diagnose(run_evidence(exp, exp.data.X_train, exp.data.y_train))  # before the sweep trains it
     with make_run_dir(out, f"{cfg.name}-lr-find", overwrite) as run_dir:
-        lrs, losses, suggested = find_lr(exp)
+        lrs, losses, suggested = sweep_lr(exp)
         if not lrs:
             raise ConfigError("the learning-rate sweep diverged at its first step")
         plots_diagnostics.plot_lr_find(lrs, losses, suggested, run_dir / "lr_find.png", cfg.name)

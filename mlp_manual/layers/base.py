@@ -12,12 +12,7 @@ A layer has:
 - ``training``: switched by ``train()`` / ``eval()`` for layers that behave differently;
 - ``sublayers()``: the layers a block is made of (a residual's inner layers), none for others.
 
-Ownership: ``forward`` and ``backward`` never write into ``x`` or ``dout`` nor into an array they
-returned before, so a caller may keep every output it gets (Identity's output is its input itself).
-The arrays in ``grads`` belong to the layer: the next backward may overwrite them in place (Linear
-does, as with a ``.grad`` buffer) or replace them, so copy them to keep them. The same holds
-the other way for the data: the trainer gathers every batch into one array, so the ``x`` a
-first layer caches is valid until that step's backward, not after.
+``forward`` and ``backward`` leave their arguments as they are.
 
 N = batch size, D = input features, H = output features.
 """

@@ -51,9 +51,9 @@ class Linear(Layer):
     def backward_params(self, dout):
         x = self.saved(self.x)
         # fwd: out = x @ W + b  =>  dW = x.T @ dout, db = dout.sum(0)
-        np.matmul(x.T, dout, out=self.grads["W"])  # (D, H)
+        self.grads["W"] = x.T @ dout  # (D, H)
         if self.bias:
-            np.sum(dout, axis=0, out=self.grads["b"])  # (H,)
+            self.grads["b"] = dout.sum(0)  # (H,)
 
     def output_width(self, width):
         return self.out_features

@@ -19,6 +19,7 @@ from ..losses import LossSpec
 from ..model import Model
 from ..optimizers import Optimizer, clip_grad_norm, grad_norm, make_optimizer
 from ..schedules import Schedule
+from .allocator import keep_freed_memory
 from .diagnostics import Recorder, forward_watched, locate_nonfinite
 from .early_stopping import EarlyStopping, StopRule
 from .epoch_position import EpochPosition
@@ -158,8 +159,7 @@ class Trainer:
         self._check_training_data(X)
         bounds = batch_bounds(len(X), self.plan.batch_size)
         schedule = Schedule(self.plan.schedule, self.plan.schedule_options, self.plan.lr, len(bounds), self.plan.epochs)
-        # every batch is gathered into this one array: no batch-sized allocation per step
-        batch = np.empty((max(hi - lo for lo, hi in bounds), *X.shape[1:]), dtype=X.dtype)  # (B, D)
+        keep_freed_memory()  # a step's fresh arrays reuse the last step's memory (allocator.py)
         self.model.train()
         self.last_checkpoint = time.perf_counter()
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # non-finite values are caught per step
@@ -170,8 +170,7 @@ class Trainer:
                 for lo, hi in bounds[position.next_batch:]:
                     lr = schedule.lr(self.step_count)
                     idx = position.order[lo:hi]
-                    Xb = np.take(X, idx, axis=0, out=batch[:hi - lo], mode="clip")  # idx is always in range
-                    loss, correct = self._train_batch(Xb, y[idx], lr, len(bounds))
+                    loss, correct = self._train_batch(X[idx], y[idx], lr, len(bounds))  # (B, D), (B,)
                     position.add_batch(loss, hi - lo, correct)
                     self.on_step(self.epoch + 1, position.next_batch, len(bounds), position.loss_sum / hi)
                     if self.stop_requested:
