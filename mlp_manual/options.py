@@ -1,13 +1,15 @@
 """The one vocabulary of options: the kind of value an option holds, its range and its help.
 
 Every choosable thing declares its options with it, in the module that implements it: layer
-types (``layers/registry.py``), optimizers (``optimizers.py``), schedules (``schedules.py``).
+types (``layers/registry.py``), optimizers (``optimizers.py``), schedules (``schedules.py``),
+datasets (``datasets/synthetic.py``, ``csvfile.py``, ``text.py``, listed by ``load.LOADERS``).
 One validator reads the declarations, for configs and ``--set`` (``config/parse.py``) and for
 model files; the config reference is written from them. A failure is a ConfigError naming the
 key, as in ``optimizer.momentum must be in [0, 1), got 1.5``.
 """
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -34,7 +36,7 @@ class OneOf(Kind):
     """A name from the list ``names()`` gives when asked."""
 
     def __init__(self, names: Callable[[], list[str]]):
-        super().__init__("one of the names", lambda v: isinstance(v, str) and v in names())
+        super().__init__("a name", lambda v: isinstance(v, str) and v in names())
         self.names = names
 
     def check(self, value, where: str):
@@ -54,11 +56,41 @@ def is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-NUMBER = Kind("a number", is_number)
+SCIENTIFIC = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
+class Number(Kind):
+    """A number: an int or a float, not a bool. A string in scientific notation is read as the
+    number it writes (YAML 1.1 reads ``1e-3``, without a dot, as a string)."""
+
+    def __init__(self):
+        super().__init__("a number", is_number)
+
+    def check(self, value, where: str):
+        if isinstance(value, str) and SCIENTIFIC.fullmatch(value.strip()):
+            value = float(value)
+        return super().check(value, where)
+
+
+class Items(Kind):
+    """A list whose every item ``item(value, "<where>[i]")`` checks (and may rewrite); taken as a
+    tuple. ``or_none``: null is taken too (as None)."""
+
+    def __init__(self, described: str, item: Callable[[object, str], object], or_none: bool = False):
+        super().__init__(described, lambda v: (or_none and v is None) or isinstance(v, (list, tuple)))
+        self.item = item
+
+    def check(self, value, where: str):
+        value = super().check(value, where)
+        return None if value is None else tuple(self.item(v, f"{where}[{i}]") for i, v in enumerate(value))
+
+
+NUMBER = Number()
 BOOL = Kind("true or false", lambda v: isinstance(v, bool))
 COUNT = Kind("a positive integer", lambda v: is_integer(v, 1))
 INTEGER = Kind("an integer", is_integer)
 TEXT = Kind("a string", lambda v: isinstance(v, str))
+PATH = Kind("a file path or null", lambda v: v is None or isinstance(v, str))
 SCALAR = Kind("a number, a string, true or false, or null", lambda v: v is None or isinstance(v, (int, float, str)))
 
 
@@ -111,13 +143,18 @@ def fraction(default: float, help: str = "") -> Option:
     return Option(NUMBER, default, lambda v: 0 <= v < 1, "be in [0, 1)", help)
 
 
-def declares(*keys: str):
-    """Mark a loader function with the config keys it reads (``fn.config_keys``), beside the keys
-    every dataset has: a config that names another dataset may not set them."""
+def declares(options: dict[str, Option]):
+    """Mark a loader function with the options it reads (``fn.options``), beside the keys every
+    dataset has: a config that names another dataset may not set them."""
     def mark(fn):
-        fn.config_keys = keys
+        fn.options = options
         return fn
     return mark
+
+
+def choice(names: tuple[str, ...], default: str, help: str = "") -> Option:
+    """One of ``names``."""
+    return Option(OneOf(lambda: list(names)), default, help=help)
 
 
 def validate_options(given: dict, declared: dict[str, Option], where: str, owner: str) -> dict:

@@ -114,6 +114,12 @@ def _build(cls, raw, where: str, source: str):
         if f.name not in raw:
             continue
         key = prefix + f.name
+        if "option" in f.metadata:  # declared where it is read (a dataset's option)
+            try:
+                values[f.name] = f.metadata["option"].validate(raw[f.name], key)
+            except ConfigError as e:
+                raise ConfigError(f"{source}: {e}") from None
+            continue
         v = _coerce(raw[f.name], hints[f.name], key, source)
         meta = f.metadata
         if meta.get("choices") and v not in meta["choices"]:
@@ -162,7 +168,7 @@ def _forget_other_choices(cls, section: dict, name: str) -> None:
     if registry is not None and name in registry:
         others = {k for thing in registry.values() for k in thing.options} - set(registry[name].options)
     elif cls is DataConfig and name in LOADERS:
-        others = set(key_owners()) - set(getattr(LOADERS[name], "config_keys", ()))
+        others = set(key_owners()) - set(LOADERS[name].options)
     else:
         return
     for key in others & set(section):

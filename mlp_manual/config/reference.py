@@ -17,7 +17,8 @@ from . import schema
 
 INTRO = """# Every config key
 
-Generated from the config schema (`mlp_manual/config/schema.py`) by
+Generated from the config schema (`mlp_manual/config/schema.py`) and the options each dataset,
+optimizer and schedule declares by
 `python -m mlp_manual.config.reference`; the tests fail when this page and the schema differ.
 What the keys do, with examples: [Configs](config.md)."""
 
@@ -25,7 +26,11 @@ What the keys do, with examples: [Configs](config.md)."""
 def _comments(cls) -> dict[str, str]:
     """The trailing ``# comment`` of each field in the class's source."""
     found = {}
-    for line in inspect.getsource(cls).splitlines():
+    try:
+        source = inspect.getsource(cls)
+    except OSError:  # a section made from declarations (data): its fields carry their help
+        return {f.name: f.metadata["help"] for f in dataclasses.fields(cls) if f.metadata.get("help")}
+    for line in source.splitlines():
         m = re.match(r"\s+(\w+): [^=]+=.*?#\s*(.+)$", line)
         if m:
             found[m.group(1)] = m.group(2).strip()
@@ -51,13 +56,19 @@ def _rule(f: dataclasses.Field) -> str:
     return f"must {meta['must']}" if meta.get("must") else ""
 
 
+def _choices(option) -> str:
+    names = getattr(option.kind, "names", None)
+    return "one of " + ", ".join(f"`{c}`" for c in names()) if names else ""
+
+
 def section_rows(cls, prefix: str) -> list[str]:
     """One table row per key of section ``cls``; a nested section adds its own rows. A data key
     that only some datasets read names them (their loaders declare it)."""
     rows, comments = [], _comments(cls)
     if cls is schema.DataConfig:
         for key, owners in key_owners().items():
-            comments[key] = f"{prefix}name {', '.join(owners)}" + (f": {comments[key]}" if key in comments else "")
+            help = schema.DataConfig.__dataclass_fields__[key].metadata["option"].help
+            comments[key] = f"{prefix}name {', '.join(owners)}" + (f": {help}" if help else "")
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
         key = f"{prefix}{f.name}"
@@ -66,6 +77,12 @@ def section_rows(cls, prefix: str) -> list[str]:
             continue
         if dataclasses.is_dataclass(hints[f.name]):
             rows += section_rows(hints[f.name], key + ".")
+            continue
+        option = f.metadata.get("option")
+        if option is not None:  # a dataset's option, declared where it is read
+            cells = [f"`{key}`", option.kind.described, f"`{_default(f)}`",
+                     f"must {option.must}" if option.must else _choices(option), comments.get(f.name, "")]
+            rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
             continue
         cells = [f"`{key}`", _type_name(hints[f.name]), f"`{_default(f)}`", _rule(f), comments.get(f.name, "")]
         rows.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")

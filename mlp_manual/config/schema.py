@@ -3,16 +3,14 @@ default and its range check, its list of choices, or the check of each item of a
 
 Every key has a default; ``parse`` fills these from a YAML document and raises ConfigError
 naming the key and the file (or ``--set``) for an unknown key, a wrong type or a bad value.
+The options of a chosen thing are not listed here but declared where it is implemented, and
+read from there: a dataset's (the data section), an optimizer's, a schedule's.
 """
 
 import dataclasses
 from dataclasses import dataclass, field
 
-from ..datasets.categories import UNSEEN_KINDS
-from ..datasets.dataset import MISSING_KINDS
-from ..datasets.load import LOADERS
-from ..datasets.text import MAX_CONTEXT
-from ..errors import ConfigError, short_repr
+from ..datasets.load import LOADERS, dataset_options
 from ..init import init_names
 from ..layers.registry import check_spec
 from ..losses import LOSSES
@@ -25,18 +23,12 @@ OPTIMIZER_NAMES = tuple(OPTIMIZERS)
 SCHEDULE_NAMES = tuple(SCHEDULES)
 
 
-def _opt(default, *, check=None, must="", choices=None, each=None):
+def _opt(default, *, check=None, must="", choices=None, each=None, help=""):
     """A field with a default and an optional range check or list of choices; ``each(item, key)``
-    checks and normalises every item of a list."""
-    return field(default=default, metadata={"check": check, "must": must, "choices": choices, "each": each})
-
-
-def column_name(item, key: str):
-    """A CSV column of data.columns, data.drop or data.categorical: a header name, or an index
-    (negative from the end)."""
-    if isinstance(item, bool) or not isinstance(item, (int, str)):
-        raise ConfigError(f"{key} must be a column name or index, got {short_repr(item)}")
-    return item
+    checks and normalises every item of a list; ``help``: its line in the reference (a class's
+    trailing comment does that elsewhere)."""
+    return field(default=default, metadata={"check": check, "must": must, "choices": choices, "each": each,
+                                            "help": help})
 
 
 positive = {"check": lambda v: v > 0, "must": "be > 0"}
@@ -44,32 +36,26 @@ non_negative = {"check": lambda v: v >= 0, "must": "be >= 0"}
 fraction = {"check": lambda v: 0 <= v < 1, "must": "be in [0, 1)"}
 
 
-@dataclass(frozen=True)
-class DataConfig:
-    name: str = _opt("moons", choices=DATASET_NAMES)
-    n_samples: int = _opt(300, **positive)
-    noise: float = _opt(0.1, **non_negative)
-    copies: int = _opt(1, **positive)  # copies of the four points
-    arms: int = _opt(3, check=lambda v: v >= 2, must="be >= 2")
-    centers: int = _opt(3, check=lambda v: v >= 2, must="be >= 2")
-    path: str | None = None  # the CSV or text file
-    val_path: str | None = None  # a validation file of the same layout (instead of val_fraction)
-    test_path: str | None = None  # a test file of the same layout (instead of test_fraction)
-    target: int | str = -1  # the target column, index or header name
-    columns: tuple | None = _opt(None, each=column_name)  # the feature columns, in this order (default: all)
-    drop: tuple = _opt((), each=column_name)  # columns that are not features (an ID column)
-    missing: str = _opt("error", choices=MISSING_KINDS)  # what an empty feature cell becomes
-    categorical: tuple | None = _opt(None, each=column_name)  # columns of categories (default: text columns)
-    unseen_category: str = _opt("error", choices=UNSEEN_KINDS)  # a category training lacks: error, or all 0
-    header: bool = True  # the first row holds column names
-    delimiter: str = _opt(",", check=lambda v: len(v) == 1, must="be a single character")
-    task: str = _opt("classification", choices=("classification", "regression"))  # class labels or numbers
-    val_fraction: float = _opt(0.2, **fraction)
-    test_fraction: float = _opt(0.0, **fraction)
-    preprocess: str = _opt("none", choices=("none", "scale", "standardize"))
-    target_preprocess: str = _opt("none", choices=("none", "standardize"))  # regression targets; answers in their units
-    data_dir: str | None = None  # where mnist / fashion_mnist files live
-    context: int = _opt(3, check=lambda v: 1 <= v <= MAX_CONTEXT, must=f"be between 1 and {MAX_CONTEXT}")  # characters of context
+def _data_config():
+    """The data section: the keys every dataset has, then the options the datasets declare
+    (datasets/load.py ``dataset_options``: each in the module that reads it), each field holding
+    its declaration (``option``), which the parser validates it with."""
+    common = [
+        ("name", str, _opt("moons", choices=DATASET_NAMES, help="the dataset")),
+        ("val_fraction", float, _opt(0.2, **fraction, help="the share of the training rows held out for validation")),
+        ("test_fraction", float, _opt(0.0, **fraction, help="the share of the rows held out for the test")),
+        ("preprocess", str, _opt("none", choices=("none", "scale", "standardize"), help="what the features become")),
+        ("target_preprocess", str, _opt("none", choices=("none", "standardize"),
+                                        help="regression targets; answers in their units")),
+        ("data_dir", str | None, _opt(None, help="where mnist / fashion_mnist files live")),
+    ]
+    declared = [(key, object, field(default=option.default, metadata={"option": option}))
+                for key, option in dataset_options().items()]
+    return dataclasses.make_dataclass("DataConfig", common[:1] + declared + common[1:], frozen=True,
+                                      namespace={"__module__": __name__})
+
+
+DataConfig = _data_config()
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,42 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import DataError, did_you_mean
+from ..errors import ConfigError, DataError, did_you_mean, short_repr
+from ..options import BOOL, PATH, TEXT, Items, Kind, Option, choice
 from . import categories as cat
+from .dataset import MISSING_KINDS
+
+
+def column_name(item, key: str):
+    """A CSV column of data.columns, data.drop or data.categorical: a header name, or an index
+    (negative from the end)."""
+    if isinstance(item, bool) or not isinstance(item, (int, str)):
+        raise ConfigError(f"{key} must be a column name or index, got {short_repr(item)}")
+    return item
+
+
+COLUMNS = Items("a list of column names or indices", column_name)
+PATHS = {  # the files of a dataset read from files (csv, text)
+    "path": Option(PATH, None, help="the CSV or text file"),
+    "val_path": Option(PATH, None, help="a validation file of the same layout (instead of val_fraction)"),
+    "test_path": Option(PATH, None, help="a test file of the same layout (instead of test_fraction)"),
+}
+# The options a config's data section sets for the csv dataset.
+OPTIONS = {
+    **PATHS,
+    "target": Option(Kind("a column name or index", lambda v: isinstance(v, str) or (
+        isinstance(v, int) and not isinstance(v, bool))), -1, help="the target column, index or header name"),
+    "columns": Option(Items("a list of column names or indices, or null", column_name, or_none=True), None,
+                      help="the feature columns, in this order (default: all)"),
+    "drop": Option(COLUMNS, (), help="columns that are not features (an ID column)"),
+    "missing": choice(MISSING_KINDS, "error", "what an empty feature cell becomes"),
+    "categorical": Option(Items("a list of column names or indices, or null", column_name, or_none=True), None,
+                          help="columns of categories (default: text columns)"),
+    "unseen_category": choice(cat.UNSEEN_KINDS, "error", "a category training lacks: error, or all 0"),
+    "header": Option(BOOL, True, help="the first row holds column names"),
+    "delimiter": Option(TEXT, ",", lambda v: len(v) == 1, "be a single character", "the character between cells"),
+    "task": choice(("classification", "regression"), "classification", "class labels or numbers"),
+}
 
 
 class CsvData(NamedTuple):

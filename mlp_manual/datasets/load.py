@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError, out_of_memory, short_repr
-from ..options import declares
+from ..options import Option, declares
 from ..readable import readable_bytes
-from . import real, synthetic, text
+from . import csvfile, real, synthetic, text
 from .categories import translate
 from .csvfile import read_csv
 from .dataset import Dataset, Preprocessing, check_arrays, preprocess, split
@@ -23,7 +23,7 @@ from .settings import DataSettings
 
 class Generated:
     """The loader of a dataset generated from the seed: ``fn(rng, **{arg: cfg.<key>})`` for the
-    config keys in ``keys``. ``rows_key`` is the config key that sets how many rows it has,
+    config keys in ``keys``, options that synthetic.OPTIONS declares. ``rows_key`` is the config key that sets how many rows it has,
     ``per_row`` rows per unit of it; ``features`` its input columns; ``classes_key`` the key
     that sets its number of classes, if one does."""
 
@@ -31,7 +31,7 @@ class Generated:
                  classes_key: str | None = None, **keys):
         self.fn, self.rows_key, self.per_row, self.features, self.keys = fn, rows_key, per_row, features, keys
         self.classes_key = classes_key
-        self.config_keys = tuple(dict.fromkeys(keys.values()))  # the data keys this dataset reads
+        self.options = {key: synthetic.OPTIONS[key] for key in keys.values()}  # the data options it reads
 
     def rows(self, cfg: DataSettings) -> int:
         """How many rows the config asks for, known before anything is generated."""
@@ -47,8 +47,7 @@ class Generated:
         return Dataset(cfg.name, X, y, n_classes=classes)
 
 
-@declares("path", "val_path", "test_path", "target", "columns", "drop", "missing", "categorical", "unseen_category",
-          "header", "delimiter", "task")
+@declares(csvfile.OPTIONS)
 def _csv(cfg: DataSettings, rng: np.random.Generator, dtype=np.float64) -> Dataset:
     if not cfg.path:
         raise DataError("data.path is required for the csv dataset")
@@ -104,8 +103,8 @@ def _shared_levels(tables: list) -> tuple | None:
 
 
 # (config, generator, the run's dtype) -> Dataset; a loader of values that may not fit the dtype
-# (a user's file) refuses them, naming where they are. Each declares the data keys it reads
-# (``config_keys``) besides those every dataset has (COMMON_KEYS).
+# (a user's file) refuses them, naming where they are. Each declares the data options it reads
+# (``options``, in options.py's vocabulary) besides the keys every dataset has (config/schema.py).
 LOADERS: dict[str, Callable[[DataSettings, np.random.Generator, np.dtype], Dataset]] = {
     "xor": Generated(synthetic.xor, "copies", 4, copies="copies", noise="noise"),
     "moons": Generated(synthetic.moons, n="n_samples", noise="noise"),
@@ -123,16 +122,26 @@ LOADERS: dict[str, Callable[[DataSettings, np.random.Generator, np.dtype], Datas
 }
 
 
-COMMON_KEYS = ("name", "val_fraction", "test_fraction", "preprocess", "target_preprocess", "data_dir")
-
-
 def key_owners() -> dict[str, list[str]]:
-    """Each data key but the common ones -> the datasets that read it."""
+    """Each data option -> the datasets that read it."""
     owners: dict[str, list[str]] = {}
     for name, loader in LOADERS.items():
-        for key in getattr(loader, "config_keys", ()):  # a loader that declares none reads the common keys
+        for key in loader.options:
             owners.setdefault(key, []).append(name)
     return owners
+
+
+def dataset_options() -> dict[str, Option]:
+    """Every data option any dataset declares, by key, in the order of LOADERS: the keys of a
+    config's data section besides the common ones. A key two datasets read is one option (the
+    same declaration), so that it means one thing whichever dataset is named."""
+    options: dict[str, Option] = {}
+    for name, loader in LOADERS.items():
+        for key, option in loader.options.items():
+            if options.setdefault(key, option) is not option:
+                raise TypeError(f"data.{key}: {name} declares an option of its own under a key another dataset "
+                                "declares; share the declaration")
+    return options
 
 
 def dataset_label(name: str, path: str | None) -> str:

@@ -49,7 +49,7 @@ def read_digits(path: Path = DIGITS_FILE):
     return table[:, :64], table[:, 64].astype(np.int64)
 
 
-@declares()
+@declares({})
 def digits(cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:
     """UCI handwritten digits, 8x8; a seeded stratified test split of ``data.test_fraction``
     (DIGITS_TEST_FRACTION when it is 0)."""
@@ -58,7 +58,7 @@ def digits(cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:
     return Dataset(cfg.name, X_train, y_train, X_test=X_test, y_test=y_test, n_classes=10, image_shape=(8, 8))
 
 
-@declares()
+@declares({})
 def mnist1d(cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:
     """MNIST-1D with its official split: 4000 training and 1000 test signals of 40 values."""
     try:
@@ -95,7 +95,7 @@ def read_idx_dataset(name: str, data_dir=None) -> dict[str, np.ndarray]:
 
 
 def _idx_loader(class_names):
-    @declares()  # data_dir, which every dataset has
+    @declares({})  # data_dir, which every dataset has
     def load(cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:
         arrays = read_idx_dataset(cfg.name, cfg.data_dir)
         return Dataset(cfg.name, arrays["X_train"], arrays["y_train"], X_test=arrays["X_test"],

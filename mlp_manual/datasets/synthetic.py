@@ -4,7 +4,20 @@ Each generator returns X (N, D) float64 and y: (N,) int64 class labels, or (N, 1
 targets for the sine regression. N = samples, D = 2 features (1 for sine).
 """
 
+import math
+
 import numpy as np
+
+from ..options import COUNT, INTEGER, NUMBER, Option
+
+# The options a config's data section sets for these datasets (load.py names which reads which).
+OPTIONS = {
+    "n_samples": Option(COUNT, 300, help="points to generate"),
+    "noise": Option(NUMBER, 0.1, lambda v: 0 <= v < math.inf, "be >= 0", "the standard deviation of the noise"),
+    "copies": Option(COUNT, 1, help="copies of the four points"),
+    "arms": Option(INTEGER, 3, lambda v: v >= 2, "be >= 2", "spiral arms, one class each"),
+    "centers": Option(INTEGER, 3, lambda v: v >= 2, "be >= 2", "blobs, one class each"),
+}
 
 
 def xor(rng: np.random.Generator, copies: int = 1, noise: float = 0.0):

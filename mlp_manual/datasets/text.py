@@ -23,6 +23,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import machine
 from ..errors import DataError
+from ..options import INTEGER, Option
+from .csvfile import PATHS
 from .dataset import Dataset
 from .real import SHIPPED_DIR
 from .settings import DataSettings
@@ -82,8 +84,8 @@ class TextLoader:
     config_defaults = SPLIT_DEFAULTS
     text = True  # its inputs are character indices (LOADERS entries without this attribute give numbers)
 
-    def __init__(self, read, config_keys: tuple[str, ...]):
-        self.read, self.config_keys = read, config_keys  # the data keys it reads, besides the common ones
+    def __init__(self, read, options: dict[str, Option]):
+        self.read, self.options = read, options  # the data options it reads, besides the common keys
 
     def __call__(self, cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:  # indices: no dtype
         data, name = self.read(cfg)
@@ -170,5 +172,7 @@ def _read_text(cfg: DataSettings) -> tuple[bytes, str]:
         raise DataError(f"{name}: cannot read the file ({e.strerror or e})") from None
 
 
-names = TextLoader(_read_names, ("context",))
-text = TextLoader(_read_text, ("path", "context"))
+CONTEXT = Option(INTEGER, 3, lambda v: 1 <= v <= MAX_CONTEXT, f"be between 1 and {MAX_CONTEXT}",
+                 "characters of context")
+names = TextLoader(_read_names, {"context": CONTEXT})
+text = TextLoader(_read_text, {"path": PATHS["path"], "context": CONTEXT})

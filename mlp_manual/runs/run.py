@@ -142,21 +142,22 @@ class RunHooks:
     checkpoint's step are dropped on resume; then checkpoint.npz)."""
 
     def __init__(self, exp: Experiment, run_dir: Path, echo: EpochLog, events: RunEvents,
-                 learning: LearningCheck, recorder: Recorder | None, watch: EpochWatch | None):
+                 learning: LearningCheck, watch: EpochWatch | None):
         self.exp, self.run_dir, self.echo, self.events = exp, run_dir, echo, events
-        self.learning, self.recorder, self.watch = learning, recorder, watch
+        self.learning, self.watch = learning, watch
         self.trainer: Trainer | None = None  # the trainer these hooks serve, set once it is made
 
     def epoch(self, row: dict) -> None:
         self.echo.epoch(row["epoch"], epoch_line(self.exp.cfg, row))
-        self.events.append_epoch(self.trainer.history.columns, self.recorder.rows if self.recorder else [])
+        recorder = self.trainer.recorder
+        self.events.append_epoch(self.trainer.history.columns, recorder.rows if recorder else [])
         self.learning.after_epoch(row)
         if self.watch is not None:
             self.trainer.halted = self.watch(row)
 
     def checkpoint(self) -> None:
-        if self.recorder:
-            files.write_text(self.run_dir / "diagnostics.csv", self.recorder.csv())
+        if self.trainer.recorder:
+            files.write_text(self.run_dir / "diagnostics.csv", self.trainer.recorder.csv())
         save_checkpoint(self.run_dir / "checkpoint.npz", self.trainer, self.exp.split)
 
 
@@ -169,7 +170,7 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, start
     recorder = Recorder(cfg.diagnostics) if cfg.diagnostics.enabled else None
     learning = LearningCheck(Baseline.measure(exp), cfg.optimizer.lr, exp)  # before any checkpoint is loaded
     events = RunEvents.of(exp, run_dir)
-    hooks = RunHooks(exp, run_dir, echo, events, learning, recorder, watch)
+    hooks = RunHooks(exp, run_dir, echo, events, learning, watch)
     trainer = hooks.trainer = Trainer(exp.model, exp.loss, training_plan(cfg), exp.train_rng, hooks.epoch,
                                       hooks.checkpoint, recorder, on_step)
     _begin(exp, trainer, run_dir, start, echo)
