@@ -7,7 +7,6 @@ written with dots, as in ``--set optimizer.lr=0.05``.
 
 import dataclasses
 import math
-import re
 import types
 import typing
 
@@ -15,7 +14,7 @@ import yaml
 
 from ..datasets.load import LOADERS, key_owners
 from ..errors import ConfigError, closest, did_you_mean, short_repr, short_text
-from ..options import is_integer, validate_options
+from ..options import SCIENTIFIC, is_integer, validate_options
 from .bounded_yaml import LimitExceeded, load_bounded
 from .memory import check_memory
 from .schema import Config, DataConfig, options_registry, section_keys
@@ -26,9 +25,6 @@ def _type_name(tp) -> str:
         return " or ".join(_type_name(a) for a in typing.get_args(tp) if a is not type(None))
     return {int: "an integer", float: "a number", str: "a string", bool: "true or false",
             tuple: "a list", dict: "a mapping"}.get(tp, getattr(tp, "__name__", str(tp)))
-
-
-_SCIENTIFIC = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 
 def _coerce(value, tp, key: str, source: str):
@@ -48,7 +44,7 @@ def _coerce(value, tp, key: str, source: str):
         raise ConfigError(f"{source}: {key} must be {_type_name(tp)}, got {short_repr(value)}")
     if dataclasses.is_dataclass(tp):
         return _build(tp, value, key, source)
-    if tp is float and isinstance(value, str) and _SCIENTIFIC.fullmatch(value.strip()):
+    if tp is float and isinstance(value, str) and SCIENTIFIC.fullmatch(value.strip()):
         value = float(value)  # YAML 1.1 reads 1e-3 (no dot) as a string
     ok = {bool: isinstance(value, bool),
           int: is_integer(value),

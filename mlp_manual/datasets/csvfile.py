@@ -21,6 +21,7 @@ def column_name(item, key: str):
 
 
 COLUMNS = Items("a list of column names or indices", column_name)
+SOME_COLUMNS = Items("a list of column names or indices, or null", column_name, or_none=True)  # null: the default
 PATHS = {  # the files of a dataset read from files (csv, text)
     "path": Option(PATH, None, help="the CSV or text file"),
     "val_path": Option(PATH, None, help="a validation file of the same layout (instead of val_fraction)"),
@@ -31,12 +32,10 @@ OPTIONS = {
     **PATHS,
     "target": Option(Kind("a column name or index", lambda v: isinstance(v, str) or (
         isinstance(v, int) and not isinstance(v, bool))), -1, help="the target column, index or header name"),
-    "columns": Option(Items("a list of column names or indices, or null", column_name, or_none=True), None,
-                      help="the feature columns, in this order (default: all)"),
+    "columns": Option(SOME_COLUMNS, None, help="the feature columns, in this order (default: all)"),
     "drop": Option(COLUMNS, (), help="columns that are not features (an ID column)"),
     "missing": choice(MISSING_KINDS, "error", "what an empty feature cell becomes"),
-    "categorical": Option(Items("a list of column names or indices, or null", column_name, or_none=True), None,
-                          help="columns of categories (default: text columns)"),
+    "categorical": Option(SOME_COLUMNS, None, help="columns of categories (default: text columns)"),
     "unseen_category": choice(cat.UNSEEN_KINDS, "error", "a category training lacks: error, or all 0"),
     "header": Option(BOOL, True, help="the first row holds column names"),
     "delimiter": Option(TEXT, ",", lambda v: len(v) == 1, "be a single character", "the character between cells"),

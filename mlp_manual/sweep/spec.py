@@ -29,38 +29,35 @@ from ..config.bounded_yaml import read_yaml
 from ..config.yaml_file import config_from_document, paths_from_folder
 from ..errors import ConfigError, did_you_mean, short_repr
 from ..losses import LOSSES
-from ..options import is_integer
+from ..options import Kind, Option, is_integer
 
 # metric -> the direction that is better; test metrics are refused (``_objective``)
 METRICS = {"val_loss": "minimize", "val_acc": "maximize", "train_loss": "minimize", "train_acc": "maximize"}
 DIRECTIONS = ("minimize", "maximize")
 
 
-def _non_negative_int(v):
-    return is_integer(v, 0)
-
-
 def _int_at_least(low):
     return lambda v: is_integer(v, low)
 
 
-def _seed(v):
-    return v is None or _non_negative_int(v)
-
-
-# Each choice's options: option -> (default, check, what it must be). Options of another choice
-# are refused by name, as a layer's are.
+# Each sampler's and pruner's options, in the vocabulary every choosable thing declares with
+# (mlp_manual/options.py); Optuna's classes take them (study.py makes the sampler, worker.py the
+# pruner). Options of another choice are refused by name, as a layer's are.
+COUNT_FROM_0 = Kind("a non-negative integer", lambda v: is_integer(v, 0))
+SEED = Option(Kind("a non-negative integer or null", lambda v: v is None or is_integer(v, 0)), None,
+              help="the sampler's seed (plus the trial's number); null: unseeded")
 SAMPLERS = {
-    "tpe": {"seed": (None, _seed, "a non-negative integer or null"),
-            "startup_trials": (10, _non_negative_int, "a non-negative integer")},
-    "random": {"seed": (None, _seed, "a non-negative integer or null")},
-    "grid": {"seed": (None, _seed, "a non-negative integer or null")},
+    "tpe": {"seed": SEED, "startup_trials": Option(COUNT_FROM_0, 10, help="random trials before TPE models the results")},
+    "random": {"seed": SEED},
+    "grid": {"seed": SEED},
 }
 PRUNERS = {
-    "median": {"warmup_epochs": (5, _non_negative_int, "a non-negative integer"),
-               "startup_trials": (5, _non_negative_int, "a non-negative integer")},
-    "hyperband": {"min_epochs": (1, _int_at_least(1), "an integer >= 1"),
-                  "reduction_factor": (3, _int_at_least(2), "an integer >= 2")},
+    "median": {"warmup_epochs": Option(COUNT_FROM_0, 5, help="epochs a trial runs before it may be pruned"),
+               "startup_trials": Option(COUNT_FROM_0, 5, help="finished trials before any is pruned")},
+    "hyperband": {"min_epochs": Option(Kind("an integer >= 1", _int_at_least(1)), 1,
+                                       help="the fewest epochs a trial gets"),
+                  "reduction_factor": Option(Kind("an integer >= 2", _int_at_least(2)), 3,
+                                             help="how many trials compete for each one promoted")},
     "none": {},
 }
 TOP_KEYS = ("name", "base", "config", "objective", "trials", "sampler", "pruner", "space", "storage", "stale_after")
@@ -246,11 +243,11 @@ def _choice(raw, section: str, table: dict, default: str, path: Path) -> Choice:
             known = ", ".join(table[name]) or "none"
             raise ConfigError(f"{path}: unknown option {section}.{key} for the {name} {section} (its options: "
                               f"{known}){whose}")
-        _, check, must = table[name][key]
-        if not check(value):
-            raise ConfigError(f"{path}: {section}.{key} must be {must}, got {short_repr(value)}")
-        options[key] = value
-    return Choice(name, {key: options.get(key, default) for key, (default, _, _) in table[name].items()})
+        try:
+            options[key] = table[name][key].validate(value, f"{section}.{key}")
+        except ConfigError as e:
+            raise ConfigError(f"{path}: {e}") from None
+    return Choice(name, {key: options.get(key, option.default) for key, option in table[name].items()})
 
 
 def _space(raw, path: Path, base: dict) -> tuple[Param, ...]:
