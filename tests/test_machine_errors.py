@@ -238,7 +238,7 @@ def test_running_out_of_memory_while_loading_names_the_dataset(tmp_path, monkeyp
 
     def exhausted(*args):
         raise MemoryError
-    exhausted.config_keys = load.LOADERS["moons"].config_keys  # the keys the config sets are moons'
+    exhausted.options = load.LOADERS["moons"].options  # the options the config sets are moons'
     monkeypatch.setitem(load.LOADERS, "moons", exhausted)
     result = invoke_cli(train, *MOONS, "--out", str(tmp_path / "run"))
     assert result.exit_code == MACHINE_EXIT

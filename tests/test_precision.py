@@ -63,7 +63,7 @@ def test_naive_variance_passes_finite_differences_but_fails_the_precision_check(
     assert not bad.passed
     failed = {r.name for r in bad.rows if not r.passed}
     assert {"out", "dx", "gamma"} <= failed and "beta" not in failed  # beta's gradient never sees the variance
-    assert bad.worst.ratio > 2.5  # well outside the bound, not at its edge
+    assert bad.worst.ratio > 2  # well outside the bound, not at its edge
 
     good = check_precision(builtin, x)
     assert good.passed and good.worst.ratio < 0.1

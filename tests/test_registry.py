@@ -51,8 +51,11 @@ def test_every_builtin_entry_builds_and_its_spec_rebuilds_it(name, rng):
     assert Model([layer]).input_width() == (5 if layer_type.widths.input else None)
 
 
-def test_the_builtins_are_registered_in_the_order_messages_list_them():
-    assert list(LAYERS)[:len(BUILTIN_NAMES)] == BUILTIN_NAMES
+def test_the_builtins_are_the_classes_that_name_their_type_listed_by_name():
+    builtins = [t for t in LAYERS.values() if t.module is None]
+    assert [t.name for t in builtins] == sorted(t.name for t in builtins) == sorted(
+        {*BUILTIN_NAMES, "residual", "embedding"})
+    assert all(t.cls.type_name == t.name and t.options is t.cls.type_options for t in builtins)
 
 
 @pytest.mark.parametrize("name", BUILTIN_NAMES)
@@ -67,8 +70,8 @@ def test_option_defaults_are_the_constructors_defaults(name):
 @pytest.mark.parametrize("spec, message", [
     (7, "model.layers[0] must be a layer name or a mapping with a 'type' key, got 7"),
     ({"units": 3}, "model.layers[0] must be a layer name or a mapping with a 'type' key, got {'units': 3}"),
-    ({"type": 5}, "model.layers[0]: unknown layer type 5; valid types: linear, relu, leaky_relu, sigmoid, tanh, "
-                  "gelu, identity, softmax, dropout, layernorm, rmsnorm, batchnorm"),
+    ({"type": 5}, "model.layers[0]: unknown layer type 5; valid types: batchnorm, dropout, embedding, gelu, "
+                  "identity, layernorm, leaky_relu, linear, relu, residual, rmsnorm, sigmoid, softmax, tanh"),
     ({"type": "relu", "slope": 0.1}, "model.layers[0]: unknown option 'slope' for relu; relu takes: no options"),
     ({"type": "batchnorm", "moment": 0.1},
      "model.layers[0]: unknown option 'moment' for batchnorm (did you mean 'momentum'?); batchnorm takes: momentum, eps"),

@@ -17,13 +17,13 @@ The rule, for every tensor T the layer computes (out, dx and each parameter grad
 - kappa(T) >= 1 is how sensitive T is to float32 rounding of what it is computed from, measured
   in float64: every entry of the input, the parameters, the buffers and the upstream gradient,
   and, before the backward, of the arrays the layer caches for it (a float32 layer stores them
-  in float32), is moved by a random relative amount of at most eps32 (two draws), and
+  in float32), is moved by a random relative amount of at most eps32 (DRAWS draws), and
   kappa(T) = max|T' - T64| / (eps32 * max|T64|). It is the loss of precision no float32
   computation avoids: centering inputs whose mean is large next to their spread, or 1 - t^2 of
   a saturated tanh. An error far above it comes from the formula, not from the problem.
 - SAFETY = 4 covers the few roundings per entry outside the sums and the constants a layer
   rounds to float32 (GELU's sqrt(2/pi)). Over the built-in checks for seeds 0 to 99 the largest
-  err / (eps32 * sqrt(n) * kappa) is about 2.3.
+  err / (eps32 * sqrt(n) * kappa) is about 2.7 (GELU's out on one row).
 
 A tensor whose err exceeds its bound FAILs; a layer is reported by its worst tensor (the largest
 err / bound).
@@ -40,7 +40,7 @@ from .target import copy_in, modes_to_check
 
 EPS32 = float(np.finfo(np.float32).eps)
 SAFETY = 4.0
-DRAWS = 2  # random perturbations that measure kappa
+DRAWS = 8  # random perturbations that measure kappa (2 missed a softmax's 9x sensitivity on 1 input in 300)
 STREAM = 0x707265636973  # keeps these draws apart from a user's default_rng(seed)
 
 
@@ -119,9 +119,8 @@ def check_precision_builtins(seed: int = 0, layer_shapes=None) -> list[Precision
     """check_precision on every built-in layer, shape and mode that ``mlp-gradcheck`` checks."""
     from .suites import LAYER_SHAPES, builtin_cases
 
-    rng = np.random.default_rng(seed)
     return [check_precision(layer, x, mode=mode, label=label, seed=seed)
-            for label, layer, x, mode in builtin_cases(layer_shapes or LAYER_SHAPES, rng)]
+            for label, layer, x, mode in builtin_cases(layer_shapes or LAYER_SHAPES, seed)]
 
 
 def check_precision_modes(layer, x, label: str, seed: int = 0) -> list[PrecisionReport]:

@@ -9,6 +9,8 @@ multiplied away.
 N = batch size, D = input features, C = classes, K = output units.
 """
 
+import zlib
+
 import numpy as np
 
 from ..errors import MLPManualError, what_was_raised
@@ -72,11 +74,19 @@ def repeated_indices(rng: np.random.Generator, n: int, d: int) -> np.ndarray:
     return x.astype(np.float64)
 
 
-def builtin_cases(layer_shapes, rng: np.random.Generator):
+def layer_rng(seed: int, name: str) -> np.random.Generator:
+    """The generator of layer type ``name``'s cases under ``seed``: its own, so that a layer's
+    draws do not depend on which types come before it (a new type changes nobody's inputs)."""
+    return np.random.default_rng([seed, zlib.crc32(name.encode())])
+
+
+def builtin_cases(layer_shapes, seed: int):
     """Yield (label, layer, x, mode) for every registered layer type, on each (N, D) input shape,
-    in each mode it computes differently in, with parameters and inputs drawn from ``rng``; for a
-    layer that cannot be built, the exception in place of the layer (and x None)."""
+    in each mode it computes differently in, with parameters and inputs drawn from the type's
+    ``layer_rng``; for a layer that cannot be built, the exception in place of the layer (and x
+    None)."""
     for name, layer_type in LAYERS.items():
+        rng = layer_rng(seed, name)
         for n, d in layer_shapes:
             for mode in modes_of(layer_type):
                 if mode == "train" and n < layer_type.cls.min_train_rows:
@@ -100,9 +110,8 @@ def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -
     input, parameter and upstream gradient).
     Returns: a SuiteReport, one check per layer, shape and mode, then one per loss and shape.
     """
-    rng = np.random.default_rng(settings.get("seed", 0))
     reports = []
-    for label, layer, x, mode in builtin_cases(layer_shapes, rng):
+    for label, layer, x, mode in builtin_cases(layer_shapes, settings.get("seed", 0)):
         if isinstance(layer, Exception):  # a layer that cannot be built is marked FAIL, the others checked
             reports.append(crashed(label, "built", layer))
             continue
@@ -111,6 +120,7 @@ def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -
         except Exception as e:  # its forward or backward raised (a user's type, --import)
             reports.append(crashed(label, "checked", e))
     for name, shapes in (loss_shapes or LOSS_SHAPES).items():
+        rng = layer_rng(settings.get("seed", 0), name)
         for n, k in shapes:
             logits = rng.normal(size=(n, k)) * LOGIT_SCALE  # (N, K)
             reports.append(check_loss(LOSSES[name], logits, LOSSES[name].random_targets(rng, n, k),

@@ -3,13 +3,18 @@
 N = batch size, D = features (unchanged by every layer here).
 """
 
+import math
+
 import numpy as np
 
+from ..options import NUMBER, Option
 from .base import Layer
 
 
 class Identity(Layer):
     """out = x."""
+
+    type_name = "identity"
 
     forward_formula = "out = x"
     backward_formulas = {"dx": "dx = dout"}
@@ -33,6 +38,8 @@ class Identity(Layer):
 
 class ReLU(Layer):
     """out = max(x, 0). At x == 0 the subgradient 0 is used."""
+
+    type_name = "relu"
 
     unit_state = "dead"
     forward_formula = "out = max(x, 0)"
@@ -65,6 +72,9 @@ class ReLU(Layer):
 
 class LeakyReLU(Layer):
     """out = x where x > 0, slope * x elsewhere."""
+
+    type_name = "leaky_relu"
+    type_options = {"slope": Option(NUMBER, 0.01, math.isfinite, "be a finite number", "the slope for x <= 0")}
 
     unit_state = "dead"
     forward_formula = "out = where(x > 0, x, slope * x)"
@@ -103,6 +113,8 @@ def sigmoid(x: np.ndarray) -> np.ndarray:
 class Sigmoid(Layer):
     """out = 1 / (1 + exp(-x)), stable for large |x|."""
 
+    type_name = "sigmoid"
+
     unit_state = "saturated"
     forward_formula = "s = sigmoid(x)"
     backward_formulas = {"dx": "dx = dout * s * (1 - s)"}
@@ -130,6 +142,8 @@ class Sigmoid(Layer):
 class Tanh(Layer):
     """out = tanh(x)."""
 
+    type_name = "tanh"
+
     unit_state = "saturated"
     forward_formula = "t = tanh(x)"
     backward_formulas = {"dx": "dx = dout * (1 - t**2)"}
@@ -156,6 +170,8 @@ class Tanh(Layer):
 
 class GELU(Layer):
     """GELU, tanh approximation: out = 0.5 x (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2/pi)."""
+
+    type_name = "gelu"
 
     forward_formula = "out = 0.5 x (1 + t), t = tanh(u), u = k (x + c x^3)"
     backward_formulas = {"dx": "dx = dout * (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2))"}
@@ -193,6 +209,8 @@ class GELU(Layer):
 class Softmax(Layer):
     """Row-wise softmax as a layer (for a probability output; training with
     cross-entropy should use the fused ``softmax_cross_entropy`` loss instead)."""
+
+    type_name = "softmax"
 
     forward_formula = "s = exp(x) / sum(exp(x))"
     backward_formulas = {"dx": "dx = J^T dout = s * (dout - sum(dout * s))"}

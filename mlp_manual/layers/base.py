@@ -20,11 +20,21 @@ N = batch size, D = input features, H = output features.
 import numpy as np
 
 from ..errors import LayerError
+from ..options import Option
+from .options import KEEP, Widths
 
 
 class Layer:
     """Base class: holds the dicts, the mode switch, and the backward-before-forward guard."""
 
+    # A built-in layer type names itself, and the registry (registry.py) finds it in this
+    # package: ``type_name`` is what a config writes (``{type: linear}``); ``type_options`` the
+    # options a config may set (options.py's vocabulary); ``type_widths`` its width rule
+    # (layers/options.py); ``type_wants`` which of rng and dtype its constructor takes.
+    type_name: str | None = None
+    type_options: dict[str, Option] = {}
+    type_widths: Widths = KEEP
+    type_wants: tuple[str, ...] = ()
     modes_differ = False  # computes differently in training and evaluation mode
     min_train_rows = 1  # the smallest batch forward accepts in training mode
     # Takes integer indices (an embedding), which have no gradient: backward returns None for

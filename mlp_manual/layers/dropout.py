@@ -6,11 +6,16 @@ N = batch size, D = features.
 import numpy as np
 
 from ..errors import LayerError
+from ..options import NUMBER, Option
 from .base import Layer
 
 
 class Dropout(Layer):
     """Inverted dropout, masks drawn from the generator it is given; identity in eval mode."""
+
+    type_name = "dropout"
+    type_options = {"p": Option(NUMBER, 0.5, lambda v: 0 <= v < 1, "be in [0, 1)", "the share of units zeroed")}
+    type_wants = ("rng",)
 
     modes_differ = True
     forward_formula = "out = x * mask"  # in training; mask is 0 or 1 / (1 - p)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import LayerError
 from .base import Layer
+from .options import TABLE
 
 
 class Embedding(Layer):
@@ -20,6 +21,10 @@ class Embedding(Layer):
     accepted too) and returns (N, T * E). backward fills dW and returns None: an index is not a
     number that could move a little, so x has no gradient.
     """
+
+    type_name = "embedding"
+    type_widths = TABLE
+    type_wants = ("rng", "dtype")
 
     takes_indices = True
     forward_formula = "out[n] = concat(W[x[n, 0]], ..., W[x[n, T-1]])"

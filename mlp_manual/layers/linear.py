@@ -7,7 +7,9 @@ import numpy as np
 
 from ..errors import LayerError
 from ..init import ALIASES, INITIALIZERS, init_names, init_weight
+from ..options import BOOL, Option
 from .base import Layer
+from .options import INIT, UNITS
 
 
 class Linear(Layer):
@@ -17,6 +19,12 @@ class Linear(Layer):
     ``mlp_manual.init.init_names()``), bias (add ``b``), dtype.
     Params: W (D, H), b (H,) initialised to zero.
     """
+
+    type_name = "linear"
+    type_options = {"init": Option(INIT, "he_uniform", help="how W is drawn"),
+                    "bias": Option(BOOL, True, help="whether out has + b")}
+    type_widths = UNITS
+    type_wants = ("rng", "dtype")
 
     forward_formula = "out = x @ W + b"
     backward_formulas = {"dx": "dx = dout @ W.T", "W": "dW = x.T @ dout", "b": "db = dout.sum(0)"}

@@ -6,7 +6,9 @@ N = batch size, D = features.
 import numpy as np
 
 from ..errors import LayerError
+from ..options import NUMBER, Option, positive
 from .base import Layer
+from .options import FEATURES
 
 
 class _ScaleShift(Layer):
@@ -40,6 +42,11 @@ class LayerNorm(_ScaleShift):
     out = gamma * (x - mean) / sqrt(var + eps) + beta, statistics over the D features of a row.
     Params: gamma (D,) = 1, beta (D,) = 0.
     """
+
+    type_name = "layernorm"
+    type_options = {"eps": positive(1e-5, "added to the variance")}
+    type_widths = FEATURES
+    type_wants = ("dtype",)
 
     forward_formula = "out = gamma * xhat + beta, xhat = (x - mean(x)) * rstd, rstd = 1 / sqrt(var(x) + eps)"
     backward_formulas = {"dx": "dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), dxhat = dout * gamma",
@@ -75,6 +82,11 @@ class RMSNorm(Layer):
 
     Params: gamma (D,) = 1.
     """
+
+    type_name = "rmsnorm"
+    type_options = {"eps": positive(1e-6, "added to the mean square")}
+    type_widths = FEATURES
+    type_wants = ("dtype",)
 
     forward_formula = "out = gamma * xhat, xhat = x * rrms, rrms = 1 / sqrt(mean(x^2) + eps)"
     backward_formulas = {"dx": "dx = rrms * (dxhat - xhat * mean(dxhat * xhat)), dxhat = dout * gamma",
@@ -123,6 +135,13 @@ class BatchNorm1d(_ScaleShift):
     Params: gamma (D,) = 1, beta (D,) = 0. Buffers: running_mean (D,) = 0, running_var (D,) = 1.
     The formulas are those of training mode (eval's are in the comments of ``backward``).
     """
+
+    type_name = "batchnorm"
+    type_options = {"momentum": Option(NUMBER, 0.1, lambda v: 0 <= v <= 1, "be in [0, 1]",
+                                       "the weight of a batch in the running statistics"),
+                    "eps": positive(1e-5, "added to the variance")}
+    type_widths = FEATURES
+    type_wants = ("dtype",)
 
     modes_differ = True
     min_train_rows = 2  # a variance needs two rows

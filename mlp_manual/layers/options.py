@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from ..errors import ConfigError
 from ..init import init_names
-from ..options import COUNT, OneOf, Option
+from ..options import COUNT, Kind, OneOf, Option
 
 INIT = OneOf(init_names)  # a weight initialiser's name
 
@@ -97,3 +97,26 @@ class TableWidth(Widths):
 
 
 KEEP, FEATURES, UNITS, TABLE = KeepWidth(), FeaturesWidth(), UnitsWidth(), TableWidth()
+
+
+MAX_NESTING = 16  # blocks inside blocks: deeper than any model needs, far from Python's recursion limit
+
+
+class LayerList(Kind):
+    """Nested layer specs (the inner layers of a block), each checked as a spec of its own."""
+
+    holds_layers = True
+
+    def __init__(self):
+        super().__init__("a list of layers", lambda v: isinstance(v, (list, tuple)))
+
+    def check(self, value, where: str):
+        super().check(value, where)
+        if where.count("[") > MAX_NESTING:  # where is the path, one [index] per enclosing list
+            raise ConfigError(f"{where}: blocks nest more than {MAX_NESTING} deep")
+        from .registry import check_spec  # the registry imports every layer module, a residual's among them
+
+        return [check_spec(s, f"{where}[{j}]") for j, s in enumerate(value)]
+
+
+LAYER_LIST = LayerList()

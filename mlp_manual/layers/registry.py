@@ -3,28 +3,25 @@ may set with their kinds and ranges, its width rule, and how it is built.
 
 Config validation (``check_spec``), ``build_model`` (through ``build_layers``), the model-file
 loader, the gradient checker's built-in suite and ``Model.spec`` all ask this table. A new
-built-in layer is its class and one entry in ``BUILTINS``; ``register`` adds a type at run time,
+built-in layer type is its class, which names itself (``type_name`` and its options, in
+layers/base.py), found here in the package's modules; ``register`` adds a type at run time,
 and ``user_modules.declared_type`` makes the entry of a user's class from its constructor (``--import``). An
 option of kind ``LAYER_LIST`` holds nested layer specs (a residual block's), checked, built and
 described like the model's own.
 """
 
-import math
+import importlib
+import pkgutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
 
 from ..errors import ConfigError, LayerError, did_you_mean, short_repr, what_was_raised
-from ..options import BOOL, NUMBER, Kind, Option, positive
+from ..options import Option
 from . import user_checks
-from .activations import GELU, Identity, LeakyReLU, ReLU, Sigmoid, Softmax, Tanh
 from .base import Layer
-from .dropout import Dropout
-from .embedding import Embedding
-from .linear import Linear
-from .normalization import BatchNorm1d, LayerNorm, RMSNorm
-from .options import FEATURES, INIT, KEEP, TABLE, UNITS, Widths
-from .residual import Residual
+from .options import KEEP, LAYER_LIST, MAX_NESTING, LayerList, Widths  # noqa: F401 (the kind of nested layers)
 
 
 @dataclass(frozen=True)
@@ -218,27 +215,6 @@ def check_spec(spec, where: str) -> dict:
     return checked
 
 
-MAX_NESTING = 16  # blocks inside blocks: deeper than any model needs, far from Python's recursion limit
-
-
-class LayerList(Kind):
-    """Nested layer specs (the inner layers of a block), each checked as a spec of its own."""
-
-    holds_layers = True
-
-    def __init__(self):
-        super().__init__("a list of layers", lambda v: isinstance(v, (list, tuple)))
-
-    def check(self, value, where: str):
-        super().check(value, where)
-        if where.count("[") > MAX_NESTING:  # where is the path, one [index] per enclosing list
-            raise ConfigError(f"{where}: blocks nest more than {MAX_NESTING} deep")
-        return [check_spec(s, f"{where}[{j}]") for j, s in enumerate(value)]
-
-
-LAYER_LIST = LayerList()
-
-
 class _Classes(Mapping):
     """Config name -> class, a read-only view of the registry."""
 
@@ -254,24 +230,20 @@ class _Classes(Mapping):
 
 LAYER_TYPES: Mapping[str, type] = _Classes()
 
-BUILTINS = (
-    LayerType("linear", Linear, {"init": Option(INIT, "he_uniform"), "bias": Option(BOOL, True)},
-              UNITS, ("rng", "dtype")),
-    LayerType("relu", ReLU),
-    LayerType("leaky_relu", LeakyReLU, {"slope": Option(NUMBER, 0.01, math.isfinite, "be a finite number")}),
-    LayerType("sigmoid", Sigmoid),
-    LayerType("tanh", Tanh),
-    LayerType("gelu", GELU),
-    LayerType("identity", Identity),
-    LayerType("softmax", Softmax),
-    LayerType("dropout", Dropout, {"p": Option(NUMBER, 0.5, lambda v: 0 <= v < 1, "be in [0, 1)")},
-              wants=("rng",)),
-    LayerType("layernorm", LayerNorm, {"eps": positive(1e-5)}, FEATURES, ("dtype",)),
-    LayerType("rmsnorm", RMSNorm, {"eps": positive(1e-6)}, FEATURES, ("dtype",)),
-    LayerType("batchnorm", BatchNorm1d, {"momentum": Option(NUMBER, 0.1, lambda v: 0 <= v <= 1, "be in [0, 1]"),
-                                         "eps": positive(1e-5)}, FEATURES, ("dtype",)),
-    LayerType("residual", Residual, {"layers": Option(LAYER_LIST, [])}),
-    LayerType("embedding", Embedding, {}, TABLE, ("rng", "dtype")),
-)
-for _builtin in BUILTINS:
+def builtin_types() -> list[LayerType]:
+    """The layer types of this package, by name: every ``Layer`` subclass in a module of
+    ``mlp_manual/layers`` that names its type (``type_name``, with its options, width rule and
+    wants beside it in the class), so that a new layer type is its module alone."""
+    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        importlib.import_module(f"{__package__}.{module.name}")
+    found, todo = [], [Layer]
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        if vars(cls).get("type_name") and cls.__module__.startswith(f"{__package__}."):
+            found.append(LayerType(cls.type_name, cls, cls.type_options, cls.type_widths, cls.type_wants))
+    return sorted(found, key=lambda t: t.name)
+
+
+for _builtin in builtin_types():
     register(_builtin)

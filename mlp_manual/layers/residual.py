@@ -17,7 +17,9 @@ from collections.abc import Iterator, MutableMapping
 import numpy as np
 
 from ..errors import LayerError
+from ..options import Option
 from .base import Layer
+from .options import LAYER_LIST
 
 
 class InnerDicts(MutableMapping):
@@ -63,6 +65,9 @@ class Residual(Layer):
     Inputs: layers, a non-empty list of layers (built already: the registry builds them from a
     config's specs, the model-file loader from a file's).
     """
+
+    type_name = "residual"
+    type_options = {"layers": Option(LAYER_LIST, [], help="the inner layers f")}
 
     forward_formula = "out = x + f(x)"
     backward_formulas = {"dx": "dx = dout + df(dout)"}
