@@ -51,10 +51,19 @@ def test_every_builtin_entry_builds_and_its_spec_rebuilds_it(name, rng):
     assert Model([layer]).input_width() == (5 if layer_type.widths.input else None)
 
 
-def test_the_builtins_are_the_classes_that_name_their_type_listed_by_name():
+def test_the_builtins_are_the_classes_of_the_package_that_name_their_type_listed_by_name():
+    import importlib
+    import inspect
+    import pkgutil
+
+    import mlp_manual.layers as package
+
+    named = {cls for info in pkgutil.iter_modules(package.__path__)
+             for _, cls in inspect.getmembers(importlib.import_module(f"mlp_manual.layers.{info.name}"), inspect.isclass)
+             if issubclass(cls, Layer) and vars(cls).get("type_name")}
     builtins = [t for t in LAYERS.values() if t.module is None]
-    assert [t.name for t in builtins] == sorted(t.name for t in builtins) == sorted(
-        {*BUILTIN_NAMES, "residual", "embedding"})
+    assert {t.cls for t in builtins} == named and {*BUILTIN_NAMES, "residual", "embedding"} <= set(LAYERS)
+    assert [t.name for t in builtins] == sorted(t.name for t in builtins)
     assert all(t.cls.type_name == t.name and t.options is t.cls.type_options for t in builtins)
 
 
@@ -70,8 +79,7 @@ def test_option_defaults_are_the_constructors_defaults(name):
 @pytest.mark.parametrize("spec, message", [
     (7, "model.layers[0] must be a layer name or a mapping with a 'type' key, got 7"),
     ({"units": 3}, "model.layers[0] must be a layer name or a mapping with a 'type' key, got {'units': 3}"),
-    ({"type": 5}, "model.layers[0]: unknown layer type 5; valid types: batchnorm, dropout, embedding, gelu, "
-                  "identity, layernorm, leaky_relu, linear, relu, residual, rmsnorm, sigmoid, softmax, tanh"),
+    ({"type": 5}, "model.layers[0]: unknown layer type 5; valid types: " + ", ".join(LAYERS)),
     ({"type": "relu", "slope": 0.1}, "model.layers[0]: unknown option 'slope' for relu; relu takes: no options"),
     ({"type": "batchnorm", "moment": 0.1},
      "model.layers[0]: unknown option 'moment' for batchnorm (did you mean 'momentum'?); batchnorm takes: momentum, eps"),
