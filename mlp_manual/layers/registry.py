@@ -212,7 +212,17 @@ def check_spec(spec, where: str) -> dict:
             raise ConfigError(f"{where}: unknown option '{k}' for {t}{did_you_mean(str(k), allowed)}; "
                               f"{t} takes: {', '.join(allowed) or 'no options'}")
         checked[k] = allowed[k].validate(v, f"{where}.{k}")
+        if allowed[k].kind.holds_layers:
+            checked[k] = inner_specs(checked[k], f"{where}.{k}")
     return checked
+
+
+def inner_specs(specs, where: str) -> list[dict]:
+    """A block's inner layer specs, each checked (``check_spec``); ``where`` is the path to them,
+    one [index] per enclosing list."""
+    if where.count("[") > MAX_NESTING:
+        raise ConfigError(f"{where}: blocks nest more than {MAX_NESTING} deep")
+    return [check_spec(s, f"{where}[{j}]") for j, s in enumerate(specs)]
 
 
 class _Classes(Mapping):
@@ -233,9 +243,11 @@ LAYER_TYPES: Mapping[str, type] = _Classes()
 def builtin_types() -> list[LayerType]:
     """The layer types of this package, by name: every ``Layer`` subclass in a module of
     ``mlp_manual/layers`` that names its type (``type_name``, with its options, width rule and
-    wants beside it in the class), so that a new layer type is its module alone."""
+    wants beside it in the class), so that a new layer type is its module alone. The modules
+    named ``user_*`` are not searched: they load and check users' layers, above this registry."""
     for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        importlib.import_module(f"{__package__}.{module.name}")
+        if not module.name.startswith("user_"):
+            importlib.import_module(f"{__package__}.{module.name}")
     found, todo = [], [Layer]
     while todo:
         cls = todo.pop()
