@@ -60,16 +60,20 @@ SCIENTIFIC = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 
 class Number(Kind):
-    """A number: an int or a float, not a bool. A string in scientific notation is read as the
-    number it writes (YAML 1.1 reads ``1e-3``, without a dot, as a string)."""
+    """A number: an int or a float, not a bool; with ``as_float`` taken as a float (so that
+    ``noise: 0`` is written back, and logged, as 0.0 like ``noise: 0.1``). A string in
+    scientific notation is read as the number it writes (YAML 1.1 reads ``1e-3``, without a
+    dot, as a string)."""
 
-    def __init__(self):
+    def __init__(self, as_float: bool = False):
         super().__init__("a number", is_number)
+        self.as_float = as_float
 
     def check(self, value, where: str):
         if isinstance(value, str) and SCIENTIFIC.fullmatch(value.strip()):
             value = float(value)
-        return super().check(value, where)
+        value = super().check(value, where)
+        return float(value) if self.as_float else value
 
 
 class Items(Kind):
@@ -86,6 +90,7 @@ class Items(Kind):
 
 
 NUMBER = Number()
+FLOAT = Number(as_float=True)  # a number that is a float whatever was written (a rate, a noise level)
 BOOL = Kind("true or false", lambda v: isinstance(v, bool))
 COUNT = Kind("a positive integer", lambda v: is_integer(v, 1))
 INTEGER = Kind("an integer", is_integer)
@@ -108,10 +113,10 @@ class Option:
 
     def validate(self, value, where: str):
         """``value`` as the thing takes it, or ConfigError naming ``where``."""
-        value = self.kind.check(value, where)
-        if not self.in_range(value):
+        taken = self.kind.check(value, where)
+        if not self.in_range(taken):  # the message shows the value as it was written
             raise ConfigError(f"{where} must {self.must}, got {short_repr(value)}")
-        return value
+        return taken
 
     def in_range(self, value) -> bool:
         """Whether a value of the right kind passes the range check."""
@@ -135,12 +140,12 @@ def option_like(default) -> Option | None:
 
 def positive(default: float, help: str = "") -> Option:
     """A number > 0 and finite, such as a normalisation's eps."""
-    return Option(NUMBER, default, lambda v: 0 < v < math.inf, "be > 0", help)
+    return Option(FLOAT, default, lambda v: 0 < v < math.inf, "be > 0", help)
 
 
 def fraction(default: float, help: str = "") -> Option:
     """A number in [0, 1), such as a momentum or a decay rate of a running average."""
-    return Option(NUMBER, default, lambda v: 0 <= v < 1, "be in [0, 1)", help)
+    return Option(FLOAT, default, lambda v: 0 <= v < 1, "be in [0, 1)", help)
 
 
 def declares(options: dict[str, Option]):

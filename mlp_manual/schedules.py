@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import ConfigError, did_you_mean
-from .options import COUNT, NUMBER, Option
+from .options import COUNT, FLOAT, Option
 
 
 class Schedule:
@@ -67,7 +67,7 @@ class Rule:
     options: dict[str, Option]
 
 
-GAMMA = Option(NUMBER, 0.1, lambda v: 0 < v <= 1, "be in (0, 1]", "the factor of each decay")
+GAMMA = Option(FLOAT, 0.1, lambda v: 0 < v <= 1, "be in (0, 1]", "the factor of each decay")
 NOT_NEGATIVE = (lambda v: 0 <= v < math.inf, "be >= 0")
 
 SCHEDULES: dict[str, Rule] = {
@@ -75,6 +75,6 @@ SCHEDULES: dict[str, Rule] = {
     "step": Rule(step_decay, {"step_size": Option(COUNT, 10, help="epochs between decays"), "gamma": GAMMA}),
     "exponential": Rule(exponential, {"gamma": GAMMA}),
     "cosine": Rule(cosine, {
-        "warmup_epochs": Option(NUMBER, 0.0, *NOT_NEGATIVE, "epochs of linear warmup (fractions count in steps)"),
-        "min_lr": Option(NUMBER, 0.0, *NOT_NEGATIVE, "the rate at the last step")}),
+        "warmup_epochs": Option(FLOAT, 0.0, *NOT_NEGATIVE, "epochs of linear warmup (fractions count in steps)"),
+        "min_lr": Option(FLOAT, 0.0, *NOT_NEGATIVE, "the rate at the last step")}),
 }

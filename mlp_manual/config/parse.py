@@ -164,7 +164,7 @@ def _forget_other_choices(cls, section: dict, name: str) -> None:
     if registry is not None and name in registry:
         others = {k for thing in registry.values() for k in thing.options} - set(registry[name].options)
     elif cls is DataConfig and name in LOADERS:
-        others = set(key_owners()) - set(LOADERS[name].options)
+        others = set(key_owners()) - set(getattr(LOADERS[name], "options", {}))
     else:
         return
     for key in others & set(section):

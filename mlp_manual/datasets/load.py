@@ -126,7 +126,7 @@ def key_owners() -> dict[str, list[str]]:
     """Each data option -> the datasets that read it."""
     owners: dict[str, list[str]] = {}
     for name, loader in LOADERS.items():
-        for key in loader.options:
+        for key in getattr(loader, "options", {}):  # a loader that declares none reads the common keys
             owners.setdefault(key, []).append(name)
     return owners
 
@@ -137,7 +137,7 @@ def dataset_options() -> dict[str, Option]:
     same declaration), so that it means one thing whichever dataset is named."""
     options: dict[str, Option] = {}
     for name, loader in LOADERS.items():
-        for key, option in loader.options.items():
+        for key, option in getattr(loader, "options", {}).items():
             if options.setdefault(key, option) is not option:
                 raise TypeError(f"data.{key}: {name} declares an option of its own under a key another dataset "
                                 "declares; share the declaration")

@@ -8,12 +8,12 @@ import math
 
 import numpy as np
 
-from ..options import COUNT, INTEGER, NUMBER, Option
+from ..options import COUNT, FLOAT, INTEGER, Option
 
 # The options a config's data section sets for these datasets (load.py names which reads which).
 OPTIONS = {
     "n_samples": Option(COUNT, 300, help="points to generate"),
-    "noise": Option(NUMBER, 0.1, lambda v: 0 <= v < math.inf, "be >= 0", "the standard deviation of the noise"),
+    "noise": Option(FLOAT, 0.1, lambda v: 0 <= v < math.inf, "be >= 0", "the standard deviation of the noise"),
     "copies": Option(COUNT, 1, help="copies of the four points"),
     "arms": Option(INTEGER, 3, lambda v: v >= 2, "be >= 2", "spiral arms, one class each"),
     "centers": Option(INTEGER, 3, lambda v: v >= 2, "be >= 2", "blobs, one class each"),

@@ -12,10 +12,14 @@ A layer has:
 - ``training``: switched by ``train()`` / ``eval()`` for layers that behave differently;
 - ``sublayers()``: the layers a block is made of (a residual's inner layers), none for others.
 
-``forward`` and ``backward`` leave their arguments as they are.
+``forward`` and ``backward`` leave their arguments as they are and never write into an array
+they returned before, so a caller may keep every output it gets.
 
 N = batch size, D = input features, H = output features.
 """
+
+from collections.abc import Mapping
+from types import MappingProxyType
 
 import numpy as np
 
@@ -32,7 +36,7 @@ class Layer:
     # options a config may set (options.py's vocabulary); ``type_widths`` its width rule
     # (layers/options.py); ``type_wants`` which of rng and dtype its constructor takes.
     type_name: str | None = None
-    type_options: dict[str, Option] = {}
+    type_options: Mapping[str, Option] = MappingProxyType({})
     type_widths: Widths = KEEP
     type_wants: tuple[str, ...] = ()
     modes_differ = False  # computes differently in training and evaluation mode

@@ -44,8 +44,7 @@ class Embedding(Layer):
 
     def backward(self, dout):
         x = self.saved(self.x)
-        dW = self.grads["W"]
-        dW.fill(0)
+        dW = np.zeros_like(self.params["W"])  # (V, E)
         # fwd: out[n] = concat(W[x[n, 0]], ..., W[x[n, T-1]])
         #  =>  dW = scatter-add of dout: dW[x[n, t]] += dout[n, t*E:(t+1)*E]
         # A row used at several positions (the boundary token pads every short context) gets
@@ -53,6 +52,7 @@ class Embedding(Layer):
         # only one of them, because numpy's buffered fancy-index assignment writes each row once;
         # np.add.at adds every one.
         np.add.at(dW, x, dout.reshape(len(x), self.context, self.dim))  # (V, E)
+        self.grads["W"] = dW
         # fwd: out[n] = concat(W[x[n, 0]], ..., W[x[n, T-1]])  =>  dx = None (indices have no gradient)
         return None
 

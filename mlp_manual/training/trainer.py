@@ -88,6 +88,7 @@ class Trainer:
                  on_checkpoint: Callable[[], None] | None = None,
                  recorder: Recorder | None = None, on_step: StepCallback | None = None):
         self.model, self.loss, self.plan, self.rng = model, loss, plan, rng
+        keep_freed_memory()  # a step's fresh arrays reuse the last step's memory (allocator.py)
         self.optimizer: Optimizer = make_optimizer(plan.optimizer, plan.optimizer_options, plan.weight_decay)
         self.on_epoch = on_epoch or (lambda row: None)
         self.on_checkpoint = on_checkpoint or (lambda: None)
@@ -159,7 +160,6 @@ class Trainer:
         self._check_training_data(X)
         bounds = batch_bounds(len(X), self.plan.batch_size)
         schedule = Schedule(self.plan.schedule, self.plan.schedule_options, self.plan.lr, len(bounds), self.plan.epochs)
-        keep_freed_memory()  # a step's fresh arrays reuse the last step's memory (allocator.py)
         self.model.train()
         self.last_checkpoint = time.perf_counter()
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # non-finite values are caught per step
