@@ -22,6 +22,7 @@ from mlp_manual.cli import (
     predict,
     train,
 )
+from mlp_manual.datasets.load import LOADERS
 from mlp_manual.layers import LAYERS
 
 HERE = Path(__file__).parent / "bad_inputs"
@@ -59,9 +60,9 @@ def test_the_corpus_is_large_and_names_are_unique():
 
 
 def expected_message(error: str) -> str:
-    """A case's message, with ``<layer types>`` standing for the registry's list, which every new
-    layer type lengthens."""
-    return error.replace("<layer types>", ", ".join(LAYERS))
+    """A case's message, with ``<layer types>`` and ``<datasets>`` standing for the registries'
+    lists, which every new layer type or dataset lengthens."""
+    return error.replace("<layer types>", ", ".join(LAYERS)).replace("<datasets>", ", ".join(LOADERS))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

@@ -17,7 +17,8 @@ limit of the process when one is set (``ulimit -v``); 4 GiB where the system say
 import numpy as np
 
 from .. import machine
-from ..datasets.load import LOADERS, Generated
+from ..datasets.load import LOADERS
+from ..datasets.synthetic import Generated
 from ..errors import ConfigError, short_repr
 from ..layers.registry import LAYERS, nested_specs, output_layer
 from ..optimizers import OPTIMIZERS

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DataError, out_of_memory, short_repr
+from ..errors import DataError, out_of_memory
 from ..options import Option, declares
 from ..readable import readable_bytes
 from . import csvfile, real, synthetic, text
@@ -19,32 +19,6 @@ from .categories import translate
 from .csvfile import read_csv
 from .dataset import Dataset, Preprocessing, check_arrays, preprocess, split
 from .settings import DataSettings
-
-
-class Generated:
-    """The loader of a dataset generated from the seed: ``fn(rng, **{arg: cfg.<key>})`` for the
-    config keys in ``keys``, options that synthetic.OPTIONS declares. ``rows_key`` is the config key that sets how many rows it has,
-    ``per_row`` rows per unit of it; ``features`` its input columns; ``classes_key`` the key
-    that sets its number of classes, if one does."""
-
-    def __init__(self, fn, rows_key: str = "n_samples", per_row: int = 1, features: int = 2,
-                 classes_key: str | None = None, **keys):
-        self.fn, self.rows_key, self.per_row, self.features, self.keys = fn, rows_key, per_row, features, keys
-        self.classes_key = classes_key
-        self.options = {key: synthetic.OPTIONS[key] for key in keys.values()}  # the data options it reads
-
-    def rows(self, cfg: DataSettings) -> int:
-        """How many rows the config asks for, known before anything is generated."""
-        return self.per_row * getattr(cfg, self.rows_key)
-
-    def __call__(self, cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:
-        if self.classes_key and getattr(cfg, self.classes_key) > self.rows(cfg):
-            raise DataError(f"{cfg.name}: data.{self.classes_key} {short_repr(getattr(cfg, self.classes_key))} is "
-                            f"more than the {self.rows(cfg)} points to generate (data.{self.rows_key}); every class "
-                            "needs a point")
-        X, y = self.fn(rng, **{arg: getattr(cfg, key) for arg, key in self.keys.items()})
-        classes = None if y.dtype.kind == "f" else int(y.max()) + 1
-        return Dataset(cfg.name, X, y, n_classes=classes)
 
 
 @declares(csvfile.OPTIONS)
@@ -103,23 +77,11 @@ def _shared_levels(tables: list) -> tuple | None:
 
 
 # (config, generator, the run's dtype) -> Dataset; a loader of values that may not fit the dtype
-# (a user's file) refuses them, naming where they are. Each declares the data options it reads
+# (a user's file) refuses them, naming where they are. Each module of loaders lists its own
+# (``LOADERS`` in synthetic.py, real.py, text.py), each loader declaring the data options it reads
 # (``options``, in options.py's vocabulary) besides the keys every dataset has (config/schema.py).
 LOADERS: dict[str, Callable[[DataSettings, np.random.Generator, np.dtype], Dataset]] = {
-    "xor": Generated(synthetic.xor, "copies", 4, copies="copies", noise="noise"),
-    "moons": Generated(synthetic.moons, n="n_samples", noise="noise"),
-    "circles": Generated(synthetic.circles, n="n_samples", noise="noise"),
-    "spirals": Generated(synthetic.spirals, classes_key="arms", n="n_samples", noise="noise", arms="arms"),
-    "blobs": Generated(synthetic.blobs, classes_key="centers", n="n_samples", noise="noise", centers="centers"),
-    "sine": Generated(synthetic.sine, features=1, n="n_samples", noise="noise"),
-    "csv": _csv,
-    "digits": real.digits,
-    "mnist1d": real.mnist1d,
-    "mnist": real.mnist,
-    "fashion_mnist": real.fashion_mnist,
-    "names": text.names,
-    "text": text.text,
-}
+    **synthetic.LOADERS, "csv": _csv, **real.LOADERS, **text.LOADERS}
 
 
 def key_owners() -> dict[str, list[str]]:

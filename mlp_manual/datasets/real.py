@@ -106,3 +106,7 @@ def _idx_loader(class_names):
 
 mnist = _idx_loader(None)
 fashion_mnist = _idx_loader(FASHION_NAMES)
+
+
+# The load.LOADERS entries of these datasets.
+LOADERS = {"digits": digits, "mnist1d": mnist1d, "mnist": mnist, "fashion_mnist": fashion_mnist}

@@ -1,14 +1,18 @@
 """Small datasets generated from a seed: no files, no download.
 
 Each generator returns X (N, D) float64 and y: (N,) int64 class labels, or (N, 1) float64
-targets for the sine regression. N = samples, D = 2 features (1 for sine).
+targets for the sine regression. N = samples, D = 2 features (1 for sine). At the end,
+``LOADERS`` names each as a dataset: its generator, and the config options it reads.
 """
 
 import math
 
 import numpy as np
 
+from ..errors import DataError, short_repr
 from ..options import COUNT, FLOAT, INTEGER, Option
+from .dataset import Dataset
+from .settings import DataSettings
 
 # The options a config's data section sets for these datasets (load.py names which reads which).
 OPTIONS = {
@@ -74,3 +78,40 @@ def sine(rng: np.random.Generator, n: int = 300, noise: float = 0.1):
     """y = sin(x) + noise for x uniform in [-pi, pi]: a one-feature regression."""
     x = rng.uniform(-np.pi, np.pi, size=(n, 1))
     return x, np.sin(x) + rng.normal(0.0, noise, size=(n, 1))
+
+
+class Generated:
+    """The loader of a dataset generated from the seed: ``fn(rng, **{arg: cfg.<key>})`` for the
+    config keys in ``keys``, options that OPTIONS declares. ``rows_key`` is the config key that sets how many rows it has,
+    ``per_row`` rows per unit of it; ``features`` its input columns; ``classes_key`` the key
+    that sets its number of classes, if one does."""
+
+    def __init__(self, fn, rows_key: str = "n_samples", per_row: int = 1, features: int = 2,
+                 classes_key: str | None = None, **keys):
+        self.fn, self.rows_key, self.per_row, self.features, self.keys = fn, rows_key, per_row, features, keys
+        self.classes_key = classes_key
+        self.options = {key: OPTIONS[key] for key in keys.values()}  # the data options it reads
+
+    def rows(self, cfg: DataSettings) -> int:
+        """How many rows the config asks for, known before anything is generated."""
+        return self.per_row * getattr(cfg, self.rows_key)
+
+    def __call__(self, cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:
+        if self.classes_key and getattr(cfg, self.classes_key) > self.rows(cfg):
+            raise DataError(f"{cfg.name}: data.{self.classes_key} {short_repr(getattr(cfg, self.classes_key))} is "
+                            f"more than the {self.rows(cfg)} points to generate (data.{self.rows_key}); every class "
+                            "needs a point")
+        X, y = self.fn(rng, **{arg: getattr(cfg, key) for arg, key in self.keys.items()})
+        classes = None if y.dtype.kind == "f" else int(y.max()) + 1
+        return Dataset(cfg.name, X, y, n_classes=classes)
+
+
+# The load.LOADERS entries of the datasets generated here.
+LOADERS = {
+    "xor": Generated(xor, "copies", 4, copies="copies", noise="noise"),
+    "moons": Generated(moons, n="n_samples", noise="noise"),
+    "circles": Generated(circles, n="n_samples", noise="noise"),
+    "spirals": Generated(spirals, classes_key="arms", n="n_samples", noise="noise", arms="arms"),
+    "blobs": Generated(blobs, classes_key="centers", n="n_samples", noise="noise", centers="centers"),
+    "sine": Generated(sine, features=1, n="n_samples", noise="noise"),
+}

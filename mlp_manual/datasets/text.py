@@ -176,3 +176,7 @@ CONTEXT = Option(INTEGER, 3, lambda v: 1 <= v <= MAX_CONTEXT, f"be between 1 and
                  "characters of context")
 names = TextLoader(_read_names, {"context": CONTEXT})
 text = TextLoader(_read_text, {"path": PATHS["path"], "context": CONTEXT})
+
+
+# The load.LOADERS entries of the text datasets.
+LOADERS = {"names": names, "text": text}
