@@ -61,19 +61,32 @@ SCIENTIFIC = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
 
 class Number(Kind):
     """A number: an int or a float, not a bool; with ``as_float`` taken as a float (so that
-    ``noise: 0`` is written back, and logged, as 0.0 like ``noise: 0.1``). A string in
-    scientific notation is read as the number it writes (YAML 1.1 reads ``1e-3``, without a
-    dot, as a string)."""
+    ``noise: 0`` is written back, and logged, as 0.0 like ``noise: 0.1``); with ``finite``, not
+    an infinity or nan. A string in scientific notation is read as the number it writes (YAML 1.1
+    reads ``1e-3``, without a dot, as a string)."""
 
-    def __init__(self, as_float: bool = False):
+    def __init__(self, as_float: bool = False, finite: bool = False):
         super().__init__("a number", is_number)
-        self.as_float = as_float
+        self.as_float, self.finite = as_float, finite
 
     def check(self, value, where: str):
         if isinstance(value, str) and SCIENTIFIC.fullmatch(value.strip()):
             value = float(value)
         value = super().check(value, where)
+        if self.finite and not math.isfinite(value):
+            raise ConfigError(f"{where} must be a finite number, got {short_repr(value)}")
         return float(value) if self.as_float else value
+
+
+class OrNone(Kind):
+    """A value of ``kind``, or null (None), which no range check sees."""
+
+    def __init__(self, kind: Kind):
+        super().__init__(kind.described, lambda v: v is None or kind.accepts(v))
+        self.kind = kind
+
+    def check(self, value, where: str):
+        return None if value is None else self.kind.check(value, where)
 
 
 class Items(Kind):
@@ -91,6 +104,7 @@ class Items(Kind):
 
 NUMBER = Number()
 FLOAT = Number(as_float=True)  # a number that is a float whatever was written (a rate, a noise level)
+REAL = Number(as_float=True, finite=True)  # a finite float: a config's own rates, fractions and seconds
 BOOL = Kind("true or false", lambda v: isinstance(v, bool))
 COUNT = Kind("a positive integer", lambda v: is_integer(v, 1))
 INTEGER = Kind("an integer", is_integer)
@@ -120,7 +134,7 @@ class Option:
 
     def in_range(self, value) -> bool:
         """Whether a value of the right kind passes the range check."""
-        return self.check is None or self.check(value)
+        return self.check is None or value is None or self.check(value)
 
 
 def option_like(default) -> Option | None:
@@ -138,14 +152,20 @@ def option_like(default) -> Option | None:
     return Option(SCALAR) if default is None else None
 
 
+# Ranges, as (check, must) pairs for an Option: Option(INTEGER, 1, *POSITIVE).
+POSITIVE = (lambda v: 0 < v < math.inf, "be > 0")
+NOT_NEGATIVE = (lambda v: 0 <= v < math.inf, "be >= 0")
+FRACTION = (lambda v: 0 <= v < 1, "be in [0, 1)")
+
+
 def positive(default: float, help: str = "") -> Option:
     """A number > 0 and finite, such as a normalisation's eps."""
-    return Option(FLOAT, default, lambda v: 0 < v < math.inf, "be > 0", help)
+    return Option(FLOAT, default, *POSITIVE, help)
 
 
 def fraction(default: float, help: str = "") -> Option:
     """A number in [0, 1), such as a momentum or a decay rate of a running average."""
-    return Option(FLOAT, default, lambda v: 0 <= v < 1, "be in [0, 1)", help)
+    return Option(FLOAT, default, *FRACTION, help)
 
 
 def declares(options: dict[str, Option]):

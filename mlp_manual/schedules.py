@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import ConfigError, did_you_mean
-from .options import COUNT, FLOAT, Option
+from .options import COUNT, FLOAT, NOT_NEGATIVE, Option
 
 
 class Schedule:
@@ -68,7 +68,6 @@ class Rule:
 
 
 GAMMA = Option(FLOAT, 0.1, lambda v: 0 < v <= 1, "be in (0, 1]", "the factor of each decay")
-NOT_NEGATIVE = (lambda v: 0 <= v < math.inf, "be >= 0")
 
 SCHEDULES: dict[str, Rule] = {
     "constant": Rule(constant, {}),

@@ -131,7 +131,8 @@ def test_a_command_whose_reader_has_gone_finishes_its_work_and_exits_0(tmp_path,
     os.close(read)
     try:
         result = subprocess.run([sys.executable, "-m", f"mlp_manual.cli.{command}", *args], cwd=tmp_path,
-                                stdout=write, stderr=subprocess.PIPE, text=True, timeout=120)
+                                stdout=write, stderr=subprocess.PIPE, text=True, timeout=120,
+                                env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})  # this checkout's
     finally:
         os.close(write)
     assert result.returncode == 0 and "Traceback" not in result.stderr and "Error" not in result.stderr

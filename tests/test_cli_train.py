@@ -82,7 +82,7 @@ def test_refuses_a_non_empty_out_folder_unless_overwrite(tmp_path):
     (["--config", "configs/xor.yaml", "--set", "optimizer.lrr=1"],
      "Error: --set 'optimizer.lrr=1': unknown key 'optimizer.lrr' (did you mean 'optimizer.lr'?)"),
     (["--config", "configs/xor.yaml", "--set", "optimizer.lr=0"],
-     "Error: configs/xor.yaml with --set optimizer.lr=0: optimizer.lr must be > 0, got 0.0"),
+     "Error: configs/xor.yaml with --set optimizer.lr=0: optimizer.lr must be > 0, got 0"),
     (["--config", "configs/xor.yaml", "--set", "training.batch_size=64"],
      "Error: training.batch_size 64 is larger than the 4 training samples of xor"),
     (["--config", "configs/xor.yaml", "--set", "loss=bce_with_logits", "--set", "model.layers.2.units=2"],

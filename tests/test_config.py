@@ -41,7 +41,7 @@ def test_set_parses_yaml_scalars_and_lists():
     ({"optimizer": {"lrr": 0.1}}, "x.yaml: unknown key 'optimizer.lrr' (did you mean 'optimizer.lr'?)"),
     ({"trainig": {}}, "x.yaml: unknown key 'trainig' (did you mean 'training'?)"),
     ({"optimizer": {"lr": -0.1}}, "x.yaml: optimizer.lr must be > 0, got -0.1"),
-    ({"optimizer": {"lr": 0}}, "x.yaml: optimizer.lr must be > 0, got 0.0"),
+    ({"optimizer": {"lr": 0}}, "x.yaml: optimizer.lr must be > 0, got 0"),
     ({"optimizer": {"lr": "fast"}}, "x.yaml: optimizer.lr must be a number, got 'fast'"),
     ({"training": {"batch_size": 0}}, "x.yaml: training.batch_size must be > 0, got 0"),
     ({"training": {"epochs": 2.5}}, "x.yaml: training.epochs must be an integer, got 2.5"),

@@ -23,13 +23,10 @@ from .schema import (
                      OptimizerConfig,
                      ScheduleConfig,
                      TrainingConfig,
-                     fraction,
-                     non_negative,
-                     positive,
 )
 from .yaml_file import config_to_dict, dump_config, load_config, with_absolute_paths
 
 __all__ = ["DATASET_NAMES", "LOSS_NAMES", "OPTIMIZER_NAMES", "SCHEDULE_NAMES", "Config", "ConfigError",
            "DataConfig", "DiagnosticsConfig", "EarlyStoppingConfig", "ModelConfig", "OptimizerConfig",
            "ScheduleConfig", "TrainingConfig", "config_from_dict", "config_to_dict", "dump_config",
-           "fraction", "load_config", "non_negative", "parse_override", "positive", "with_absolute_paths"]
+           "load_config", "parse_override", "with_absolute_paths"]

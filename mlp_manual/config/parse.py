@@ -6,57 +6,16 @@ written with dots, as in ``--set optimizer.lr=0.05``.
 """
 
 import dataclasses
-import math
-import types
 import typing
 
 import yaml
 
 from ..datasets.load import LOADERS, key_owners
 from ..errors import ConfigError, closest, did_you_mean, short_repr, short_text
-from ..options import SCIENTIFIC, is_integer, validate_options
+from ..options import validate_options
 from .bounded_yaml import LimitExceeded, load_bounded
 from .memory import check_memory
 from .schema import Config, DataConfig, options_registry, section_keys
-
-
-def _type_name(tp) -> str:
-    if typing.get_origin(tp) in (typing.Union, types.UnionType):
-        return " or ".join(_type_name(a) for a in typing.get_args(tp) if a is not type(None))
-    return {int: "an integer", float: "a number", str: "a string", bool: "true or false",
-            tuple: "a list", dict: "a mapping"}.get(tp, getattr(tp, "__name__", str(tp)))
-
-
-def _coerce(value, tp, key: str, source: str):
-    """Check ``value`` against the annotation ``tp``; return it in canonical form."""
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        args = typing.get_args(tp)
-        if value is None and type(None) in args:
-            return None
-        for a in args:
-            if a is type(None):
-                continue
-            try:
-                return _coerce(value, a, key, source)
-            except ConfigError:
-                pass
-        raise ConfigError(f"{source}: {key} must be {_type_name(tp)}, got {short_repr(value)}")
-    if dataclasses.is_dataclass(tp):
-        return _build(tp, value, key, source)
-    if tp is float and isinstance(value, str) and SCIENTIFIC.fullmatch(value.strip()):
-        value = float(value)  # YAML 1.1 reads 1e-3 (no dot) as a string
-    ok = {bool: isinstance(value, bool),
-          int: is_integer(value),
-          float: isinstance(value, (int, float)) and not isinstance(value, bool),
-          str: isinstance(value, str),
-          tuple: isinstance(value, (list, tuple)),
-          dict: isinstance(value, dict)}[tp]
-    if not ok:
-        raise ConfigError(f"{source}: {key} must be {_type_name(tp)}, got {short_repr(value)}")
-    if tp is float and not math.isfinite(value):
-        raise ConfigError(f"{source}: {key} must be a finite number, got {short_repr(value)}")
-    return float(value) if tp is float else tuple(value) if tp is tuple else value
 
 
 def _dotted_keys(cls, prefix: str = "") -> list[str]:
@@ -110,28 +69,32 @@ def _build(cls, raw, where: str, source: str):
         if f.name not in raw:
             continue
         key = prefix + f.name
-        if "option" in f.metadata:  # declared where it is read (a dataset's option)
-            try:
-                values[f.name] = f.metadata["option"].validate(raw[f.name], key)
-            except ConfigError as e:
-                raise ConfigError(f"{source}: {e}") from None
+        if dataclasses.is_dataclass(hints[f.name]):  # a section inside this one
+            values[f.name] = _build(hints[f.name], raw[f.name], key, source)
             continue
-        v = _coerce(raw[f.name], hints[f.name], key, source)
-        meta = f.metadata
-        if meta.get("choices") and v not in meta["choices"]:
-            raise ConfigError(f"{source}: {key} must be one of {', '.join(meta['choices'])}; "
-                              f"got {short_repr(v)}" + did_you_mean(str(v), meta["choices"]))
-        if meta.get("check") and v is not None and not meta["check"](v):
-            raise ConfigError(f"{source}: {key} must {meta['must']}, got {short_repr(v)}")
-        if meta.get("each") and v is not None:
-            try:
-                v = tuple(meta["each"](item, f"{key}[{i}]") for i, item in enumerate(v))
-            except ConfigError as e:
-                raise ConfigError(f"{source}: {e}") from None
-        values[f.name] = v
+        try:
+            values[f.name] = f.metadata["option"].validate(raw[f.name], key)
+        except ConfigError as e:
+            raise ConfigError(f"{source}: {e}") from None
     if cls is DataConfig:
         _check_dataset_keys(raw, values, prefix, source)
     return cls(**values)
+
+
+def _choices(cls) -> dict | None:
+    """The things section ``cls`` chooses among by its ``name`` (name -> what declares
+    ``options``): an options field's registry (optimizers, schedules), or the datasets, whose
+    options are fields of the data section itself; None for a section without a choice."""
+    return LOADERS if cls is DataConfig else options_registry(cls)
+
+
+def _refuse_other_choice(key: str, value, chosen: str, things: dict, prefix: str, source: str) -> None:
+    """ConfigError for ``key``, an option of some of ``things`` but not of the ``chosen`` one,
+    unless ``value`` is the default of every thing that declares it, as files written by earlier
+    versions hold every key."""
+    owners = [n for n, thing in things.items() if key in getattr(thing, "options", {})]
+    if any(things[n].options[key].default != value for n in owners):
+        raise ConfigError(f"{source}: {prefix}{key} is an option of {_listed(owners)}, not of {chosen} ({prefix}name)")
 
 
 def _chosen_options(cls, raw: dict, values: dict, prefix: str, source: str) -> dict:
@@ -141,15 +104,10 @@ def _chosen_options(cls, raw: dict, values: dict, prefix: str, source: str) -> d
     registry = options_registry(cls)
     chosen = values.get("name", next(f.default for f in dataclasses.fields(cls) if f.name == "name"))
     own = {f.name for f in dataclasses.fields(cls)}
-    given = {k: v for k, v in raw.items() if k not in own}
-    for key, value in list(given.items()):
-        if key not in registry[chosen].options:
-            owners = [n for n, thing in registry.items() if key in thing.options]
-            if all(registry[n].options[key].default == value for n in owners):  # as earlier versions wrote every key
-                del given[key]
-                continue
-            raise ConfigError(f"{source}: {prefix}{key} is an option of {_listed(owners)}, not of {chosen} "
-                              f"({prefix}name)")
+    given = {k: v for k, v in raw.items() if k not in own and k in registry[chosen].options}
+    for key in raw:
+        if key not in own and key not in given:
+            _refuse_other_choice(key, raw[key], chosen, registry, prefix, source)
     try:
         return validate_options(given, registry[chosen].options, prefix, chosen)
     except ConfigError as e:
@@ -160,27 +118,20 @@ def _forget_other_choices(cls, section: dict, name: str) -> None:
     """Drop from ``section`` the keys that the thing ``--set`` now names does not take: options
     the file wrote for the thing it named (a cosine schedule's warmup_epochs, when --set
     schedule.name=constant), which are the file's, not a mistake of the command line."""
-    registry = options_registry(cls)
-    if registry is not None and name in registry:
-        others = {k for thing in registry.values() for k in thing.options} - set(registry[name].options)
-    elif cls is DataConfig and name in LOADERS:
-        others = set(key_owners()) - set(getattr(LOADERS[name], "options", {}))
-    else:
+    things = _choices(cls)
+    if things is None or name not in things:
         return
+    others = {k for thing in things.values() for k in getattr(thing, "options", {})} - set(things[name].options)
     for key in others & set(section):
         del section[key]
 
 
 def _check_dataset_keys(raw: dict, values: dict, prefix: str, source: str) -> None:
-    """ConfigError for a data key that the named dataset does not read (data.arms of moons),
-    unless it has its default, as files written by earlier versions hold every key."""
-    chosen = values.get("name", DataConfig.name)
-    owners = key_owners()
-    defaults = DataConfig()
+    """ConfigError for a data key that the named dataset does not read (data.arms of moons)."""
+    chosen, owned = values.get("name", DataConfig.name), key_owners()
     for key in raw:
-        if key in owners and chosen not in owners[key] and values.get(key) != getattr(defaults, key):
-            raise ConfigError(f"{source}: {prefix}{key} is an option of {_listed(owners[key])}, not of {chosen} "
-                              f"({prefix}name)")
+        if key in owned and key not in getattr(LOADERS[chosen], "options", {}):
+            _refuse_other_choice(key, values[key], chosen, LOADERS, prefix, source)
 
 
 def _listed(names: list[str]) -> str:

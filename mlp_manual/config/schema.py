@@ -1,5 +1,6 @@
-"""The shape of a run configuration: frozen dataclasses, one per section, each field with its
-default and its range check, its list of choices, or the check of each item of a list.
+"""The shape of a run configuration: frozen dataclasses, one per section, each key a field
+holding its declaration (an ``Option`` of mlp_manual/options.py: kind, default, range, help),
+the vocabulary every choosable thing declares its own options with.
 
 Every key has a default; ``parse`` fills these from a YAML document and raises ConfigError
 naming the key and the file (or ``--set``) for an unknown key, a wrong type or a bad value.
@@ -15,6 +16,20 @@ from ..init import init_names
 from ..layers.registry import check_spec
 from ..losses import LOSSES
 from ..optimizers import OPTIMIZERS
+from ..options import (
+    BOOL,
+    FRACTION,
+    INTEGER,
+    NOT_NEGATIVE,
+    POSITIVE,
+    REAL,
+    TEXT,
+    Items,
+    Kind,
+    Option,
+    OrNone,
+    choice,
+)
 from ..schedules import SCHEDULES
 
 DATASET_NAMES = tuple(LOADERS)
@@ -23,31 +38,27 @@ OPTIMIZER_NAMES = tuple(OPTIMIZERS)
 SCHEDULE_NAMES = tuple(SCHEDULES)
 
 
-def _opt(default, *, check=None, must="", choices=None, each=None, help=""):
-    """A field with a default and an optional range check or list of choices; ``each(item, key)``
-    checks and normalises every item of a list; ``help``: its line in the reference (a class's
-    trailing comment does that elsewhere)."""
-    return field(default=default, metadata={"check": check, "must": must, "choices": choices, "each": each,
-                                            "help": help})
+def _opt(kind: Kind, default, check=None, must: str = "", help: str = ""):
+    """A field with its default and its declaration: the kind of value, a range ``check`` whose
+    words ``must`` end "<key> must ...", and one line of ``help`` for the reference."""
+    return field(default=default, metadata={"option": Option(kind, default, check, must, help)})
 
 
-positive = {"check": lambda v: v > 0, "must": "be > 0"}
-non_negative = {"check": lambda v: v >= 0, "must": "be >= 0"}
-fraction = {"check": lambda v: 0 <= v < 1, "must": "be in [0, 1)"}
+def _choice(names, default: str, help: str = ""):
+    return field(default=default, metadata={"option": choice(tuple(names), default, help)})
 
 
 def _data_config():
     """The data section: the keys every dataset has, then the options the datasets declare
-    (datasets/load.py ``dataset_options``: each in the module that reads it), each field holding
-    its declaration (``option``), which the parser validates it with."""
+    (datasets/load.py ``dataset_options``: each in the module that reads it)."""
     common = [
-        ("name", str, _opt("moons", choices=DATASET_NAMES, help="the dataset")),
-        ("val_fraction", float, _opt(0.2, **fraction, help="the share of the training rows held out for validation")),
-        ("test_fraction", float, _opt(0.0, **fraction, help="the share of the rows held out for the test")),
-        ("preprocess", str, _opt("none", choices=("none", "scale", "standardize"), help="what the features become")),
-        ("target_preprocess", str, _opt("none", choices=("none", "standardize"),
-                                        help="regression targets; answers in their units")),
-        ("data_dir", str | None, _opt(None, help="where mnist / fashion_mnist files live")),
+        ("name", str, _choice(DATASET_NAMES, "moons", "the dataset")),
+        ("val_fraction", float, _opt(REAL, 0.2, *FRACTION, "the share of the training rows held out for validation")),
+        ("test_fraction", float, _opt(REAL, 0.0, *FRACTION, "the share of the rows held out for the test")),
+        ("preprocess", str, _choice(("none", "scale", "standardize"), "none", "what the features become")),
+        ("target_preprocess", str, _choice(("none", "standardize"), "none",
+                                           "regression targets; answers in their units")),
+        ("data_dir", str | None, _opt(OrNone(TEXT), None, help="where mnist / fashion_mnist files live")),
     ]
     declared = [(key, object, field(default=option.default, metadata={"option": option}))
                 for key, option in dataset_options().items()]
@@ -60,9 +71,11 @@ DataConfig = _data_config()
 
 @dataclass(frozen=True)
 class ModelConfig:
-    layers: tuple = _opt(({"type": "linear", "units": 16}, {"type": "relu"}, {"type": "linear"}), each=check_spec)
-    init: str = _opt("he_uniform", choices=tuple(init_names()))
-    init_from: str | None = None  # a trained model.npz whose weights start the run (mlp-train --init-from)
+    layers: tuple = _opt(Items("a list", check_spec),
+                         ({"type": "linear", "units": 16}, {"type": "relu"}, {"type": "linear"}))
+    init: str = _choice(init_names(), "he_uniform")
+    init_from: str | None = _opt(OrNone(TEXT), None,
+                                 help="a trained model.npz whose weights start the run (mlp-train --init-from)")
 
 
 def class_weight_setting(v) -> bool:
@@ -75,9 +88,10 @@ def class_weight_setting(v) -> bool:
 
 @dataclass(frozen=True)
 class LossConfig:
-    name: str = _opt("softmax_cross_entropy", choices=LOSS_NAMES)  # a name alone stands for the section: loss: mse
-    class_weights: str | dict | None = _opt(None, check=class_weight_setting,  # classification
-                                            must="be balanced, or a mapping of class labels to weights > 0")
+    name: str = _choice(LOSS_NAMES, "softmax_cross_entropy", "a name alone stands for the section: loss: mse")
+    class_weights: str | dict | None = _opt(
+        OrNone(Kind("a string or a mapping", lambda v: isinstance(v, (str, dict)))), None, class_weight_setting,
+        "be balanced, or a mapping of class labels to weights > 0", "classification")
 
 
 def chosen_options(registry: dict, default: str):
@@ -103,26 +117,26 @@ def section_keys(cls) -> list[str]:
 
 @dataclass(frozen=True)
 class OptimizerConfig:
-    name: str = _opt("adam", choices=OPTIMIZER_NAMES)
-    lr: float = _opt(0.001, **positive)
-    weight_decay: float = _opt(0.0, **non_negative)
-    clip_norm: float | None = _opt(None, **positive)
-    accumulate: int = _opt(1, **positive)
+    name: str = _choice(OPTIMIZER_NAMES, "adam")
+    lr: float = _opt(REAL, 0.001, *POSITIVE, "the learning rate (the schedule's start)")
+    weight_decay: float = _opt(REAL, 0.0, *NOT_NEGATIVE, "shrinks weight matrices, never biases or norm scales")
+    clip_norm: float | None = _opt(OrNone(REAL), None, *POSITIVE, "the largest norm of all gradients together")
+    accumulate: int = _opt(INTEGER, 1, *POSITIVE, "micro-batches summed into one step")
     options: dict = chosen_options(OPTIMIZERS, "adam")  # the named optimizer's: optimizers.py
 
 
 @dataclass(frozen=True)
 class ScheduleConfig:
-    name: str = _opt("constant", choices=SCHEDULE_NAMES)
+    name: str = _choice(SCHEDULE_NAMES, "constant")
     options: dict = chosen_options(SCHEDULES, "constant")  # the named schedule's: schedules.py
 
 
 @dataclass(frozen=True)
 class EarlyStoppingConfig:
-    patience: int = _opt(0, **non_negative)  # epochs without improvement; 0 turns it off
-    min_delta: float = _opt(0.0, **non_negative)
-    monitor: str = _opt("val_loss", choices=("val_loss", "val_acc"))
-    restore_best: bool = True
+    patience: int = _opt(INTEGER, 0, *NOT_NEGATIVE, "epochs without improvement; 0 turns it off")
+    min_delta: float = _opt(REAL, 0.0, *NOT_NEGATIVE, "the least change that counts as improvement")
+    monitor: str = _choice(("val_loss", "val_acc"), "val_loss")
+    restore_best: bool = _opt(BOOL, True, help="the best epoch's weights are the model's at the end")
 
 
 MAX_EPOCHS = 1_000_000  # 100 s of the smallest run (xor); a typo such as 1e12 would run for ever
@@ -130,30 +144,30 @@ MAX_EPOCHS = 1_000_000  # 100 s of the smallest run (xor); a typo such as 1e12 w
 
 @dataclass(frozen=True)
 class TrainingConfig:
-    epochs: int = _opt(100, check=lambda v: 1 <= v <= MAX_EPOCHS, must=f"be between 1 and {MAX_EPOCHS}")
-    batch_size: int = _opt(32, **positive)
-    shuffle: bool = True
+    epochs: int = _opt(INTEGER, 100, lambda v: 1 <= v <= MAX_EPOCHS, f"be between 1 and {MAX_EPOCHS}")
+    batch_size: int = _opt(INTEGER, 32, *POSITIVE)
+    shuffle: bool = _opt(BOOL, True, help="a new order of the rows every epoch")
     early_stopping: EarlyStoppingConfig = EarlyStoppingConfig()
-    checkpoint_seconds: float = _opt(5.0, **non_negative)  # training time between checkpoints; 0: no time rule
-    checkpoint_every: int = _opt(0, **non_negative)  # also checkpoint every N epochs; 0: by time only
+    checkpoint_seconds: float = _opt(REAL, 5.0, *NOT_NEGATIVE, "training time between checkpoints; 0: no time rule")
+    checkpoint_every: int = _opt(INTEGER, 0, *NOT_NEGATIVE, "also checkpoint every N epochs; 0: by time only")
 
 
 @dataclass(frozen=True)
 class DiagnosticsConfig:
-    enabled: bool = False
-    every: int = _opt(0, **non_negative)  # steps between records; 0 means once per epoch
-    vanishing: float = _opt(1e-7, **positive)  # grad norm / weight norm below this is VANISHING
-    layer_ratio: float = _opt(1e-3, check=lambda v: 0 < v < 1, must="be in (0, 1)")  # of the largest layer's
-    explode_factor: float = _opt(10.0, check=lambda v: v > 1, must="be > 1")  # jump over the running median
-    max_grad_norm: float | None = _opt(None, **positive)  # a grad norm above this is EXPLODING
-    dead_fraction: float = _opt(0.5, check=lambda v: 0 < v <= 1, must="be in (0, 1]")
+    enabled: bool = _opt(BOOL, False)
+    every: int = _opt(INTEGER, 0, *NOT_NEGATIVE, "steps between records; 0 means once per epoch")
+    vanishing: float = _opt(REAL, 1e-7, *POSITIVE, "grad norm / weight norm below this is VANISHING")
+    layer_ratio: float = _opt(REAL, 1e-3, lambda v: 0 < v < 1, "be in (0, 1)", "of the largest layer's")
+    explode_factor: float = _opt(REAL, 10.0, lambda v: v > 1, "be > 1", "jump over the running median")
+    max_grad_norm: float | None = _opt(OrNone(REAL), None, *POSITIVE, "a grad norm above this is EXPLODING")
+    dead_fraction: float = _opt(REAL, 0.5, lambda v: 0 < v <= 1, "be in (0, 1]")
 
 
 @dataclass(frozen=True)
 class Config:
-    name: str = _opt("run", check=lambda v: len(v) <= 255, must="be at most 255 characters")
-    seed: int = _opt(0, **non_negative)
-    dtype: str = _opt("float32", choices=("float32", "float64"))
+    name: str = _opt(TEXT, "run", lambda v: len(v) <= 255, "be at most 255 characters")
+    seed: int = _opt(INTEGER, 0, *NOT_NEGATIVE)
+    dtype: str = _choice(("float32", "float64"), "float32")
     data: DataConfig = DataConfig()
     model: ModelConfig = ModelConfig()
     loss: LossConfig = LossConfig()  # written as a name alone when it has no other key: loss: mse

@@ -7,7 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import ConfigError, DataError, did_you_mean, short_repr
-from ..options import BOOL, PATH, TEXT, Items, Kind, Option, choice
+from ..options import BOOL, PATH, TEXT, Items, Kind, Option, choice, is_integer
 from . import categories as cat
 from .dataset import MISSING_KINDS
 
@@ -15,7 +15,7 @@ from .dataset import MISSING_KINDS
 def column_name(item, key: str):
     """A CSV column of data.columns, data.drop or data.categorical: a header name, or an index
     (negative from the end)."""
-    if isinstance(item, bool) or not isinstance(item, (int, str)):
+    if not (isinstance(item, str) or is_integer(item)):
         raise ConfigError(f"{key} must be a column name or index, got {short_repr(item)}")
     return item
 
@@ -30,8 +30,8 @@ PATHS = {  # the files of a dataset read from files (csv, text)
 # The options a config's data section sets for the csv dataset.
 OPTIONS = {
     **PATHS,
-    "target": Option(Kind("a column name or index", lambda v: isinstance(v, str) or (
-        isinstance(v, int) and not isinstance(v, bool))), -1, help="the target column, index or header name"),
+    "target": Option(Kind("a column name or index", lambda v: isinstance(v, str) or is_integer(v)), -1,
+                     help="the target column, index or header name"),
     "columns": Option(SOME_COLUMNS, None, help="the feature columns, in this order (default: all)"),
     "drop": Option(COLUMNS, (), help="columns that are not features (an ID column)"),
     "missing": choice(MISSING_KINDS, "error", "what an empty feature cell becomes"),

@@ -5,19 +5,18 @@ targets for the sine regression. N = samples, D = 2 features (1 for sine). At th
 ``LOADERS`` names each as a dataset: its generator, and the config options it reads.
 """
 
-import math
 
 import numpy as np
 
 from ..errors import DataError, short_repr
-from ..options import COUNT, FLOAT, INTEGER, Option
+from ..options import COUNT, FLOAT, INTEGER, NOT_NEGATIVE, Option
 from .dataset import Dataset
 from .settings import DataSettings
 
 # The options a config's data section sets for these datasets (load.py names which reads which).
 OPTIONS = {
     "n_samples": Option(COUNT, 300, help="points to generate"),
-    "noise": Option(FLOAT, 0.1, lambda v: 0 <= v < math.inf, "be >= 0", "the standard deviation of the noise"),
+    "noise": Option(FLOAT, 0.1, *NOT_NEGATIVE, "the standard deviation of the noise"),
     "copies": Option(COUNT, 1, help="copies of the four points"),
     "arms": Option(INTEGER, 3, lambda v: v >= 2, "be >= 2", "spiral arms, one class each"),
     "centers": Option(INTEGER, 3, lambda v: v >= 2, "be >= 2", "blobs, one class each"),
