@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from conftest import invoke_cli
 
+from mlp_manual.cli import train
 from mlp_manual.cli.explain import main
 from mlp_manual.config import load_config
 from mlp_manual.explain.trace import BlockEnd, trace
@@ -68,7 +69,7 @@ def write_page(tmp_path, *args) -> Path:
     path = tmp_path / "explain.html"
     result = invoke_cli(main, *args, "--html", str(path))
     assert result.exit_code == 0, result.output
-    assert result.output.endswith(f"wrote {path}\n")
+    assert result.output == f"wrote {path}\n"  # the page is the walk-through: the text one is not printed
     return path
 
 
@@ -249,3 +250,86 @@ def test_the_documented_command_writes_the_page(tmp_path, monkeypatch):
         result = invoke_cli(main, *args)
         assert result.exit_code == 0, result.output
         assert Path(args[out]).stat().st_size > 10_000
+
+
+def test_with_graph_and_scalar_only_the_files_written_are_printed(tmp_path):
+    page, graph = tmp_path / "p.html", tmp_path / "g.png"
+    result = invoke_cli(main, "--config", str(XOR), "--rows", "2", "--scalar", "--graph", str(graph),
+                        "--html", str(page))
+    assert result.exit_code == 0 and result.output == f"wrote {graph}\nwrote {page}\n"
+    assert page.stat().st_size > 10_000 and graph.stat().st_size > 10_000
+
+
+# Each would run a script if a page pasted it in as HTML, or filled a placeholder inside a text
+HOSTILE = ("{{data}} <img src=x onerror=document.title='pwned'>", "{{script}}",
+           "</script><script>document.title='pwned'; window.pwned = 1</script>")
+SHOWN_LAYER = """
+from mlp_manual import Layer
+
+
+class Shown(Layer):
+    forward_formula = {text!r}
+    backward_formulas = {{"dx": {text!r}}}
+
+    def forward(self, x):
+        return x
+
+    def backward(self, dout):
+        return dout
+"""
+
+
+def assert_shown_never_run(browser, path: Path, title: str):
+    """The page shows ``title`` as it is, runs its own script (the graph is drawn, Step works) and
+    nothing else: no element, handler or script of the hostile text, and only hashes in its policy."""
+    text = path.read_text(encoding="utf-8")
+    assert "<img" not in text and text.count("<script") == 2 and "'unsafe-inline'" not in text
+    open_page(browser, path)
+    assert browser.execute_script("return [document.title, typeof window.pwned]") == [title, "undefined"]
+    assert browser.find_element("tag name", "h1").text == title
+    assert len(browser.find_elements("css selector", "#graph .node")) >= 5
+    assert browser.execute_script("return getComputedStyle(document.querySelector('header')).position") == "sticky"
+    browser.find_element("id", "step").click()
+    assert browser.find_element("id", "counter").text.startswith("step 1 of ")
+    assert browser.title == title
+    assert_offline_and_clean(browser)
+
+
+@pytest.mark.parametrize("hostile", HOSTILE, ids=["data-img", "script", "close-script"])
+def test_a_hostile_name_given_with_set_is_shown_and_never_run(browser, tmp_path, module_in_cwd, hostile):
+    """The config's name through --set, and the formulas of a user's layer (the texts of a layer a
+    config can choose), each holding the hostile text."""
+    module = module_in_cwd(SHOWN_LAYER.format(text=hostile))
+    layers = f"[{{type: linear, units: 3}}, {{type: '{module}:Shown'}}, tanh, {{type: linear}}]"
+    path = write_page(tmp_path, "--config", str(XOR), "--set", f"name={json.dumps(hostile)}",
+                      "--set", f"model.layers={layers}", "--import", module)
+    assert_shown_never_run(browser, path, f"{hostile}: one forward and backward pass (initial weights (seed 0))")
+    browser.find_element("id", "step").click()  # step 2: forward through the user's layer
+    panel = browser.find_element("id", "panel").text
+    assert panel.startswith(f"Forward: layers.1 ({module}:Shown)\n{hostile}\n"), panel  # its formula, as text
+
+
+def test_hostile_names_in_a_trained_run_are_shown_and_never_run(browser, tmp_path, monkeypatch):
+    """A run someone sent: its config's name, its folder, its feature names and class labels all
+    hold the hostile texts; trained, then explained from its model file."""
+    monkeypatch.chdir(tmp_path)
+    first, second, third = HOSTILE
+    rng = np.random.default_rng(0)
+    rows = [f'{a:.3f},{b:.3f},"{HOSTILE[i % 3]}","{HOSTILE[int(a + b > 0)]}"'
+            for i, (a, b) in enumerate(rng.normal(size=(60, 2)))]
+    header = f'"{first}","{second}","{third}","{third} y"'
+    Path("hostile.csv").write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    name = " ".join(HOSTILE)
+    config = {"name": name, "data": {"name": "csv", "path": "hostile.csv", "target": f"{third} y",
+                                     "categorical": [third]},
+              "model": {"layers": [{"type": "linear", "units": 3}, "tanh", {"type": "linear"}]},
+              "training": {"epochs": 2}}
+    Path("c.yaml").write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
+    folder = f"runs/{first}/{third}"  # a folder of three: the slashes of </script> part it
+    trained = invoke_cli(train.main, "--config", "c.yaml", "--out", folder, "-q")
+    assert trained.exit_code == 0, trained.output
+    page = tmp_path / "page.html"
+    written = invoke_cli(main, "--model", f"{folder}/model.npz", "--html", str(page))
+    assert written.exit_code == 0 and written.output == f"wrote {page}\n", written.output
+    assert_shown_never_run(browser, page, f"{name}: one forward and backward pass (trained weights from "
+                                          f"{folder}/model.npz)")

@@ -46,7 +46,8 @@ from .common import (
               help="Redo the pass one scalar at a time, printing every chain-rule step (tiny models only); "
                    "with --html, the page steps through every += of the chain rule.")
 @click.option("--html", "html_path", metavar="HTML",
-              help="Also write a self-contained page that steps through the pass in a browser.")
+              help="Write the pass as a self-contained page that steps through it in a browser, "
+                   "instead of printing it.")
 @click.option("--example", type=click.Choice(sorted(EXAMPLES)),
               help="With --html: write a built-in worked example instead (chain: L = (a*b + c)^2).")
 @user_errors
@@ -61,10 +62,10 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
     gradients that agree. The model runs as a float64 copy in training mode; dropout draws one
     mask, which the checks reuse.
 
-    With --html, the pass is also written as one HTML file that works offline: Step and Back (or
-    the arrow keys) walk the forward pass, then the backward pass with each formula's numbers
-    plugged in; the inputs and weights of a small network can be edited, and the URL keeps the
-    step and the edits.
+    With --html, the pass is written as one HTML file that works offline, and only the file's
+    name is printed: Step and Back (or the arrow keys) walk the forward pass, then the backward
+    pass with each formula's numbers plugged in; the inputs and weights of a small network can
+    be edited, and the URL keeps the step and the edits.
 
     \b
     Examples:
@@ -100,16 +101,18 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
     picked = np.sort(np.random.default_rng(seed).choice(len(X), min(rows, len(X)), replace=False))
     if scalar:
         require_small(model, exp.loss.name)
-    result = trace(model, exp.loss, X[picked], y[picked], seed=seed, max_elements=max_elements or None)
+    result = trace(model, exp.loss, X[picked], y[picked], check=not html_path, seed=seed,
+                   max_elements=max_elements or None)
     weights = f"trained weights from {model_path}" if model_path else f"initial weights (seed {cfg.seed})"
-    header = (f"{cfg.name}: training rows {format_rows(picked)} of {len(X)} ({cfg.data.name}), {weights}, "
-              f"loss {cfg.loss.name}")
-    if html_path:  # before any output: a pass too large for the page is refused in one line
+    if html_path:  # the page is the walk-through; one too large for it is refused before any output
         page = pass_data(result, f"{cfg.name}: one forward and backward pass ({weights})", scalar)
-    say(format_trace(result, header, exp.data.vocabulary))
-    if scalar:
-        say("")
-        say(format_scalar_pass(result))
+    else:
+        header = (f"{cfg.name}: training rows {format_rows(picked)} of {len(X)} ({cfg.data.name}), {weights}, "
+                  f"loss {cfg.loss.name}")
+        say(format_trace(result, header, exp.data.vocabulary))
+        if scalar:
+            say("")
+            say(format_scalar_pass(result))
     if graph_path:
         from ..plots.graph import plot_graph
 

@@ -6,12 +6,18 @@ the operations between them, each with the contribution it sends back to each of
 backward pass contribution by contribution (with ``scalar``, each ``+=`` of the chain rule on one
 scalar), and for small networks recomputes the pass when an input or a weight is edited. The
 graph is laid out by explain.graph, as for ``--graph``. Nothing is fetched: script and style are
-inline and a Content-Security-Policy forbids every connection.
+inline, and a Content-Security-Policy forbids every connection and allows only that script and
+that style, by their SHA-256. Every text from a config, a file or a path is data: escaped in the
+heading, JSON in a data block, and set as text by the script, never as HTML.
 
 N = rows, D = input features of a layer, H = its output features, K = model outputs.
 """
 
+import base64
+import hashlib
+import html
 import json
+import re
 from importlib import resources
 
 import numpy as np
@@ -133,15 +139,32 @@ EXAMPLES = {"chain": chain_data}
 
 
 def render(data: dict) -> str:
-    """The whole page: template, style, script and the pass's JSON, inline."""
+    """The whole page: template, style, script and the pass's JSON, inline. Every placeholder is
+    filled in one pass, so a filled-in text (a config's name holding ``{{data}}``) is never read
+    as a placeholder; the policy allows the one script and the one style by their SHA-256 alone."""
     folder = resources.files(__package__) / "page"
     page = (folder / "explain.html").read_text(encoding="utf-8")
-    payload = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
-    return (page.replace("{{title}}", escape(data["title"]))
-            .replace("{{style}}", (folder / "explain.css").read_text(encoding="utf-8"))
-            .replace("{{data}}", payload)
-            .replace("{{script}}", (folder / "explain.js").read_text(encoding="utf-8")))
+    style = (folder / "explain.css").read_text(encoding="utf-8")
+    script = (folder / "explain.js").read_text(encoding="utf-8")
+    fills = {"title": escape(data["title"]), "style": style, "style_hash": sha256(style),
+             "data": json_island(data), "script": script, "script_hash": sha256(script)}
+    return PLACEHOLDER.sub(lambda m: fills[m.group(1)], page)
+
+
+PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+# ensure_ascii writes every character past ASCII (U+2028 and U+2029 among them) as \uXXXX; these
+# three are written so too, so no text in the JSON can close its <script> or open a comment there
+JSON_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
+def json_island(data: dict) -> str:
+    return json.dumps(data, separators=(",", ":"), allow_nan=False, ensure_ascii=True).translate(JSON_ESCAPES)
+
+
+def sha256(text: str) -> str:
+    """The Content-Security-Policy source that allows exactly this inline script or style."""
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
 def escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return html.escape(text, quote=True)

@@ -225,7 +225,7 @@ function drawState() {
     for (const p of document.querySelectorAll("#graph .edge." + direction))
       if (p.dataset.source === source && p.dataset.target === target) p.classList.add("current");
   };
-  const current = (key) => { const g = document.querySelector('#graph .node[data-key="' + key + '"]'); if (g) g.classList.add("current"); };
+  const current = (key) => { for (const g of document.querySelectorAll("#graph .node")) if (g.dataset.key === key) g.classList.add("current"); };
   if (s.kind === "forward") { const op = P.ops[s.o]; op.inputs.forEach((k) => mark(k, op.out, "forward")); current(op.out); }
   if (s.kind === "seed") current(P.loss);
   if (s.kind === "backward" || s.kind === "term") { const op = P.ops[s.o]; mark(op.out, s.input, "backward"); current(s.input); }
