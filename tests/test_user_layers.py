@@ -121,11 +121,12 @@ def test_a_run_with_user_layers_trains_saves_and_loads_with_the_same_import(user
     assert evaluated.exit_code == 0 and evaluated.output.startswith("moons val: 24 samples"), evaluated.output
     missing = invoke_cli(export.main, "--model", "run/model.npz")
     assert missing.exit_code == 1
-    assert missing.output == (f"Error: run/model.npz: layer 1 has type '{user_module}:Scale'; load it with "
-                              f"--import {user_module}\n")
+    names_code = (f"names code, the Python module {user_module}: import it with --import {user_module} only if "
+                  "that code is yours or you trust it (importing runs it)")  # a run someone sent runs it so
+    assert missing.output == f"Error: run/model.npz: layer 1 has type '{user_module}:Scale', which {names_code}\n"
     config = invoke_cli(evaluate.main, "--model", "run/model.npz")
-    assert config.output == (f"Error: run/config.yaml: model.layers[1]: layer type '{user_module}:Scale' comes from "
-                             f"your own code; load it with --import {user_module}\n")
+    assert config.output == (f"Error: run/config.yaml: model.layers[1]: layer type '{user_module}:Scale' "
+                             f"{names_code}\n")
 
 
 def test_an_interrupted_run_with_user_layers_resumes_bit_for_bit(user_module, tmp_path):
@@ -140,7 +141,7 @@ def test_an_interrupted_run_with_user_layers_resumes_bit_for_bit(user_module, tm
         with pytest.raises(TrainingInterrupted):
             train_run(cfg, "cut", echo=echo)
     refused = invoke_cli(train.main, "--resume", "cut")
-    assert refused.exit_code == 1 and f"load it with --import {user_module}" in refused.output
+    assert refused.exit_code == 1 and f"import it with --import {user_module} only if" in refused.output
     result = invoke_cli(train.main, "--resume", "cut", "--import", user_module, "-q")
     assert result.exit_code == 0, result.output
     with np.load(tmp_path / "straight" / "model.npz") as a, np.load(tmp_path / "cut" / "model.npz") as b:
@@ -200,8 +201,9 @@ def test_a_class_whose_config_does_not_rebuild_it_or_whose_constructor_raises_is
 def test_config_errors_name_the_module_to_import_or_its_types(user_module):
     with pytest.raises(ConfigError) as e:
         load_config("c.yaml")
-    assert str(e.value) == (f"c.yaml: model.layers[1]: layer type '{user_module}:Scale' comes from your own code; "
-                            f"load it with --import {user_module}")
+    assert str(e.value) == (f"c.yaml: model.layers[1]: layer type '{user_module}:Scale' names code, the Python "
+                            f"module {user_module}: import it with --import {user_module} only if that code is "
+                            "yours or you trust it (importing runs it)")
     with imported_layers([user_module]), pytest.raises(ConfigError) as e:
         load_config("c.yaml", [f"model.layers.1.type={user_module}:Scal"])
     assert f"unknown layer type '{user_module}:Scal' (did you mean '{user_module}:Scale'?)" in str(e.value)

@@ -134,13 +134,15 @@ def unregister(name: str) -> None:
     del _TYPES[name]
 
 
-def missing_module(name) -> str | None:
-    """For a type name ``MODULE:CLASS`` of which no type is registered, MODULE: the user's module
-    to import first (with ``--import MODULE``); else None."""
+def names_code(name) -> str | None:
+    """For a type name ``MODULE:CLASS`` of which no type is registered, what to say of it: a config
+    or a model file (perhaps one someone sent) that names it names code, which ``--import MODULE``
+    would run; else None."""
     module, sep, cls_name = name.partition(":") if isinstance(name, str) else ("", "", "")
     if not (sep and module and cls_name) or name in _TYPES or any(t.module == module for t in _TYPES.values()):
         return None
-    return module
+    return (f"names code, the Python module {module}: import it with --import {module} only if that code "
+            f"is yours or you trust it (importing runs it)")
 
 
 def type_of(layer) -> LayerType | None:
@@ -198,8 +200,8 @@ def check_spec(spec, where: str) -> dict:
     if not isinstance(spec, dict) or "type" not in spec:
         raise ConfigError(f"{where} must be a layer name or a mapping with a 'type' key, got {short_repr(spec)}")
     t = spec["type"]
-    if module := missing_module(t):
-        raise ConfigError(f"{where}: layer type {t!r} comes from your own code; load it with --import {module}")
+    if code := names_code(t):
+        raise ConfigError(f"{where}: layer type {t!r} {code}")
     if not isinstance(t, str) or t not in _TYPES:
         raise ConfigError(f"{where}: unknown layer type {short_repr(t)}{did_you_mean(str(t), _TYPES)}; "
                           f"valid types: {', '.join(_TYPES)}")

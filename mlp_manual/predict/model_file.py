@@ -20,7 +20,7 @@ from ..layers.registry import (
     MAX_NESTING,
     LayerType,
     input_width,
-    missing_module,
+    names_code,
 )
 from ..model import Model
 from ..options import is_integer
@@ -84,8 +84,8 @@ def _layer_kwargs(i: str, layer_spec, arrays: dict[str, np.ndarray], path) -> tu
     kwargs = dict(layer_spec)
     name = kwargs.pop("type", None)
     layer_type = LAYERS.get(name) if isinstance(name, str) else None
-    if module := missing_module(name):
-        raise ModelFileError(f"{path}: layer {i} has type {name!r}; load it with --import {module}")
+    if code := names_code(name):
+        raise ModelFileError(f"{path}: layer {i} has type {name!r}, which {code}")
     if layer_type is None:
         raise ModelFileError(f"{path}: layer {i} has unknown type {name!r}")
     stored = [a for k, a in arrays.items() if k.startswith(f"layers.{i}.")]
