@@ -1,6 +1,7 @@
-"""The run folder's TensorBoard event file, read back with TensorBoard's own reader (and, in the
+"""The run folder's TensorBoard event files, read back with TensorBoard's own reader (and, in the
 slow test, served by TensorBoard itself): scalars equal to metrics.csv, summary.json and
-diagnostics.csv, the config as hyperparameters, the status, resume and live appends."""
+diagnostics.csv; the HPARAMS session (kept/) with the config as hyperparameters, the metrics of
+the weights the run kept, and the status; resume and live appends."""
 
 import csv
 import json
@@ -18,13 +19,15 @@ from mlp_manual.config import load_config
 from mlp_manual.errors import TrainingInterrupted
 from mlp_manual.runs import tensorboard
 from mlp_manual.runs.run import resume_run, train_run
-from mlp_manual.runs.tensorboard import EVENTS_NAME, RunEvents, crc32c, masked_crc, varint
+from mlp_manual.runs.tensorboard import EVENTS_NAME, KEPT_EVENTS, RunEvents, crc32c, masked_crc, varint
 
 event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator",
                                         reason="TensorBoard is not installed (pip install tensorboard)")
 hparams_metadata = pytest.importorskip("tensorboard.plugins.hparams.metadata")
 
 SMALL = ["training.epochs=8", "data.n_samples=200"]
+# stops at epoch 7 and restores the weights of epoch 4, whose validation loss is lower
+STOPS_EARLY = ["training.epochs=60", "data.n_samples=200", "training.early_stopping.patience=3", "optimizer.lr=0.05"]
 
 
 def read_events(run_dir):
@@ -61,7 +64,7 @@ def test_every_metric_of_every_epoch_reads_back_as_in_metrics_csv_and_summary_js
     acc, rows = read_events(run), metrics(run)
     summary = json.loads((run / "summary.json").read_text())
     columns = [c for c in rows[0] if c not in ("epoch", "seconds")]
-    assert set(acc.Tags()["scalars"]) == {*columns, *(f"test_{k}" for k in summary["test"])}
+    assert set(acc.Tags()["scalars"]) == set(columns)
     for column in columns:
         events = acc.Scalars(column)
         assert [e.step for e in events] == [int(r["epoch"]) for r in rows]
@@ -70,15 +73,40 @@ def test_every_metric_of_every_epoch_reads_back_as_in_metrics_csv_and_summary_js
     walls = [e.wall_time for e in acc.Scalars("train_loss")]
     assert walls == sorted(walls)  # the run's start plus the seconds of the epochs so far
     assert walls[-1] - walls[0] == pytest.approx(sum(float(r["seconds"]) for r in rows[1:]), abs=1e-5)
-    for key, value in summary["test"].items():
-        (test,) = acc.Scalars(f"test_{key}")
-        assert (test.step, test.value) == (len(rows), pytest.approx(value, rel=1e-6))
+    kept = read_events(run / "kept")  # the HPARAMS session: the last epoch's weights, the test metrics of them
+    assert set(kept.Tags()["scalars"]) == {*columns, *(f"test_{k}" for k in summary["test"])}
+    for key, value in [*summary["final"].items(), *((f"test_{k}", v) for k, v in summary["test"].items())]:
+        (point,) = kept.Scalars(key)
+        assert (point.step, point.value) == (len(rows), pytest.approx(value, rel=1e-6))
+
+
+def test_hparams_shows_the_metrics_of_the_weights_an_early_stopped_run_restored(tmp_path):
+    """TensorBoard's HPARAMS shows, for each metric of a session, the last value of that scalar in
+    the session's run and the runs below it: here those of the best epoch, whose weights model.npz
+    and the test metrics hold, not those of the last epoch."""
+    run = tmp_path / "run"
+    train_run(load_config("configs/moons.yaml", STOPS_EARLY), str(run), echo=lambda line: None)
+    summary, rows = json.loads((run / "summary.json").read_text()), metrics(run)
+    assert summary["weights"] == {"source": "best", "epoch": 4} and len(rows) == 7
+    assert summary["best"]["val_loss"] < summary["final"]["val_loss"]
+    curves, kept = read_events(run), read_events(run / "kept")
+    assert [e.step for e in curves.Scalars("val_loss")] == list(range(1, 8))  # the curves are every epoch's
+    shown = {tag: kept.Scalars(tag)[-1] for tag in kept.Tags()["scalars"]}
+    expected = {**summary["best"], **{f"test_{k}": v for k, v in summary["test"].items()}}
+    assert set(shown) == set(expected)
+    for tag, value in expected.items():
+        assert (shown[tag].step, shown[tag].value) == (4, pytest.approx(value, rel=1e-6)), tag
+    for tag in summary["best"]:
+        assert shown[tag].value == pytest.approx(float(rows[3][tag]), rel=1e-5)  # metrics.csv's row of epoch 4
+        assert shown[tag].value != pytest.approx(float(rows[-1][tag]), rel=1e-5), tag  # not the last epoch's
+    assert hparams_data(kept, "_hparams_/session_end_info").status == 1  # STATUS_SUCCESS
+    assert os.listdir(run / "kept") == [EVENTS_NAME] and KEPT_EVENTS == f"kept/{EVENTS_NAME}"
 
 
 def test_the_config_is_the_runs_hyperparameters_and_the_status_ends_it(tmp_path):
     run = tmp_path / "run"
     train_run(load_config("configs/moons.yaml", SMALL + ["optimizer.lr=0.02"]), str(run), echo=lambda line: None)
-    acc = read_events(run)
+    acc = read_events(run / "kept")
     start = hparams_data(acc, "_hparams_/session_start_info")
     hp = {k: v.WhichOneof("kind") and getattr(v, v.WhichOneof("kind")) for k, v in start.hparams.items()}
     assert hp["optimizer.lr"] == pytest.approx(0.02) and hp["training.epochs"] == 8 and hp["data.name"] == "moons"
@@ -93,7 +121,7 @@ def test_a_diverged_run_ends_as_a_failure(tmp_path):
     with pytest.raises(Exception):
         train_run(cfg, str(run), echo=lambda line: None)
     assert json.loads((run / "summary.json").read_text())["status"] == "diverged"
-    assert hparams_data(read_events(run), "_hparams_/session_end_info").status == 2  # STATUS_FAILURE
+    assert hparams_data(read_events(run / "kept"), "_hparams_/session_end_info").status == 2  # STATUS_FAILURE
 
 
 def test_gradient_norms_read_back_as_in_diagnostics_csv(tmp_path):
@@ -153,9 +181,9 @@ def test_a_failing_append_does_not_stop_the_run_and_the_end_rewrites_the_file(tm
     history = {"epoch": [1], "lr": [0.1], "train_loss": [0.5], "seconds": [0.01]}
     events.append_epoch(history, [])
     assert events.appending is False and not (tmp_path / "missing").exists()
-    events.path = tmp_path / EVENTS_NAME
+    (tmp_path / "missing").mkdir()
     events.rewrite(history, [], "completed")
-    assert [e.value for e in read_events(tmp_path).Scalars("train_loss")] == [0.5]
+    assert [e.value for e in read_events(tmp_path / "missing").Scalars("train_loss")] == [0.5]
 
 
 def free_port():
@@ -165,11 +193,11 @@ def free_port():
 
 
 @pytest.mark.slow
-def test_tensorboard_itself_lists_every_run_with_its_hyperparameters_and_final_metrics(tmp_path):
+def test_tensorboard_itself_lists_every_run_with_its_hyperparameters_and_kept_metrics(tmp_path):
     runs = tmp_path / "runs"
-    for lr in ("0.01", "0.05"):
-        train_run(load_config("configs/moons.yaml", SMALL + [f"optimizer.lr={lr}"]), str(runs / f"lr{lr}"),
-                  echo=lambda line: None)
+    configs = {"lr0.01": SMALL + ["optimizer.lr=0.01"], "stopped": STOPS_EARLY}
+    for name, overrides in configs.items():
+        train_run(load_config("configs/moons.yaml", overrides), str(runs / name), echo=lambda line: None)
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "tensorboard.main", "--logdir", str(runs), "--port", str(port),
                                "--host", "127.0.0.1", "--load_fast", "false"],
@@ -187,15 +215,18 @@ def test_tensorboard_itself_lists_every_run_with_its_hyperparameters_and_final_m
                     groups = json.load(response).get("sessionGroups", [])
             except OSError:
                 assert server.poll() is None, server.stderr.read()
-        assert sorted(g["name"] for g in groups) == ["lr0.01", "lr0.05"]
+        assert sorted(g["name"] for g in groups) == ["lr0.01/kept", "stopped/kept"]
         for group in groups:
-            run = runs / group["name"]
-            assert group["hparams"]["optimizer.lr"] == pytest.approx(float(group["name"][2:]))
+            name = group["name"].split("/")[0]
+            summary = json.loads((runs / name / "summary.json").read_text())
+            assert group["hparams"]["optimizer.lr"] == pytest.approx(0.01 if name == "lr0.01" else 0.05)
             assert [s["status"] for s in group["sessions"]] == ["STATUS_SUCCESS"]
-            final = {m["name"]["tag"]: m["value"] for m in group["metricValues"]}
-            last = metrics(run)[-1]
-            assert final["val_loss"] == pytest.approx(float(last["val_loss"]), rel=1e-5)
-            assert final["test_acc"] == pytest.approx(json.loads((run / "summary.json").read_text())["test"]["acc"])
+            shown = {m["name"]["tag"]: m["value"] for m in group["metricValues"]}
+            kept = summary["best"] if name == "stopped" else summary["final"]  # model.npz's weights
+            assert shown == pytest.approx({**kept, **{f"test_{k}": v for k, v in summary["test"].items()}}, rel=1e-6)
+            if name == "stopped":  # not the last epoch's
+                assert summary["weights"] == {"source": "best", "epoch": 4}
+                assert shown["val_loss"] != pytest.approx(summary["final"]["val_loss"], rel=1e-3)
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -156,7 +156,8 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
     if d.X_test is not None and status != "diverged":
         summary["test"] = evaluate(exp.model, exp.loss, d.X_test, d.y_test)
     summary["warnings"] = [{"kind": w.kind, "message": str(w)} for w in warned]
-    events.rewrite(history, trainer.recorder.rows if trainer.recorder else [], status, summary.get("test"))
+    events.rewrite(history, trainer.recorder.rows if trainer.recorder else [], status, summary.get("test"),
+                   weights["epoch"])
     failures = PlotFailures()
     write_plots(exp, history, run_dir, stopping.best_epoch, weights["source"] == "best", failures)
     if trainer.recorder and trainer.recorder.rows:

@@ -15,14 +15,14 @@ from ..errors import ConfigError, ModelFileError, machine_error
 from ..results.compare import read_summary
 from ..training.trainer import Trainer
 from .run_lock import LOCK_NAME, claim_run_dir
-from .tensorboard import EVENTS_NAME
+from .tensorboard import EVENTS_NAME, KEPT_EVENTS
 
 # Every file a run writes, the one list of them: --overwrite removes exactly these from an earlier
 # run. A new file goes here too; tests/test_run_files.py fails when a run writes one this lacks.
 RUN_FILES = ("config.yaml", "metrics.csv", "summary.json", "model.npz", "checkpoint.npz", "loss.png",
              "accuracy.png", "decision_boundary.png", "diagnostics.csv", "grad_norms.png", "update_ratio.png",
              "activations.png", "lr_find.png", "confusion.png", "mistakes.png", "predictions.png", "fit.png",
-             "samples.txt", EVENTS_NAME)
+             "samples.txt", EVENTS_NAME, KEPT_EVENTS)
 
 
 

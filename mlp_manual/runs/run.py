@@ -37,7 +37,7 @@ from .folder import epochs_done, make_run_dir, refuse_complete
 from .interruptions import ends_named, signal_name, stop_on_signals
 from .run_lock import claim_run_dir
 from .run_warnings import collect_warnings
-from .tensorboard import RunEvents
+from .tensorboard import KEPT_EVENTS, RunEvents
 
 
 def epoch_line(cfg: Config, row: dict) -> str:
@@ -107,7 +107,8 @@ def resume_run(run_dir: str, echo: Callable[[str], None] = print, epochs: int | 
     with ends_named(path), claim_run_dir(path):
         if not (path / "config.yaml").is_file():
             raise ConfigError(f"{path}: not a run folder (no config.yaml)")
-        files.remove_temporary_files(path)  # what writes cut short by a kill left behind
+        for folder in (path, (path / KEPT_EVENTS).parent):  # what writes cut short by a kill left behind
+            files.remove_temporary_files(folder)
         saved = path / "checkpoint.npz"
         ckpt = load_checkpoint(saved) if saved.is_file() else None
         if epochs is not None and ckpt is not None:

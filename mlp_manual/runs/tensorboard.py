@@ -1,22 +1,27 @@
-"""A run's history as a TensorBoard event file, ``events.out.tfevents.mlp-manual`` in the run
-folder, so that ``tensorboard --logdir runs/`` draws and compares any set of runs (sweep trials
-included). Written in plain Python: neither TensorFlow nor TensorBoard is needed to write it.
+"""A run's history as TensorBoard event files, so that ``tensorboard --logdir runs/`` draws and
+compares any set of runs (sweep trials included). Written in plain Python: neither TensorFlow
+nor TensorBoard is needed to write them.
 
-What the file holds:
+``events.out.tfevents.mlp-manual`` in the run folder holds the curves:
 
 - every metrics.csv column but ``epoch`` and ``seconds`` (``train_loss``, ``val_acc``, ``lr``,
   ...) as a scalar of the same name, with the epoch as its step;
-- at the last epoch, the test metrics as ``test_loss``, ``test_acc`` (``test_r2``, ...);
 - with diagnostics on, each parameter's gradient norm as ``grad_norm/layers.<i>.<key>``, with
-  the optimizer step it was recorded at (counted from 1) as its step;
-- for TensorBoard's HPARAMS tab, the run's whole config (dotted keys, as ``--set`` names them)
-  as its hyperparameters, and at the end its status: success (completed, stopped early),
-  failure (diverged) or unknown (interrupted, pruned).
+  the optimizer step it was recorded at (counted from 1) as its step.
 
-The file is rewritten whole, atomically, when a run starts or resumes and when it ends; in
-between, the epochs' records are appended as epochs end (at most once a second), so that
-TensorBoard shows a run while it trains. The appended bytes are those the next rewrite writes
-at the same place.
+``kept/events.out.tfevents.mlp-manual`` is the run in TensorBoard's HPARAMS tab (a session),
+a TensorBoard run of its own, ``<run>/kept``: the run's whole config (dotted keys, as ``--set``
+names them) as its hyperparameters and, at the end, the metrics of the weights the run kept
+(model.npz's: the best epoch's when early stopping restored them), with that epoch as their
+step: its metrics.csv row and the test metrics as ``test_loss``, ``test_acc`` (``test_r2``,
+...), then its status: success (completed, stopped early), failure (diverged) or unknown
+(interrupted, pruned). HPARAMS shows a session's metrics as the last value of each scalar of
+its run and the runs below it: in the run folder's own file those would be the last epoch's.
+
+Both files are rewritten whole, atomically, when a run starts or resumes and when it ends; in
+between, the epochs' records are appended to the curves as epochs end (at most once a second),
+so that TensorBoard shows a run while it trains. The appended bytes are those the next rewrite
+writes at the same place.
 
 The format. An event file is a sequence of records, each framed as TFRecord frames them: the
 data's length (8 bytes, little-endian), a masked CRC-32C of those 8 bytes, the data, a masked
@@ -43,11 +48,12 @@ from pathlib import Path
 from .. import files
 from ..config.parse import named_sections
 from ..config.yaml_file import config_to_dict
-from ..errors import MachineError
+from ..errors import MachineError, machine_error
 from ..results.compare import compact, flatten
 from ..training.trainer import batch_bounds
 
 EVENTS_NAME = "events.out.tfevents.mlp-manual"
+KEPT_EVENTS = f"kept/{EVENTS_NAME}"  # the HPARAMS session, in a folder of the run folder
 APPEND_SECONDS = 1.0  # at most one append a second
 
 # ---------------------------------------------------------------- protocol buffers, by hand
@@ -190,6 +196,7 @@ class RunEvents:
 
     def __init__(self, run_dir: Path, cfg, steps_per_epoch: int, start: float):
         self.path = Path(run_dir) / EVENTS_NAME
+        self.kept_path = Path(run_dir) / KEPT_EVENTS
         self.cfg, self.steps_per_epoch, self.start = cfg, steps_per_epoch, start
         self.appending = True  # until an append fails: the rewrite at the end reports a failing disk
         self.encoded: list[bytes] = []  # each epoch's records as written, index = epoch's row in the history
@@ -209,9 +216,25 @@ class RunEvents:
         return cls(run_dir, exp.cfg, steps, start)
 
     def head(self) -> bytes:
+        return event(self.start, 0, file_version="brain.Event:2")
+
+    def session(self, history: dict, status: str | None, test: dict | None, kept_epoch: int | None) -> bytes:
+        """The HPARAMS session: the config as hyperparameters and, once the run has ended with
+        ``status``, the metrics of the weights of epoch ``kept_epoch`` (its history row and
+        ``test``) and the end."""
         hparams = flatten(named_sections(config_to_dict(self.cfg)))
-        return (event(self.start, 0, file_version="brain.Event:2")
-                + event(self.start, 0, session_start(hparams, self.start)))
+        data = self.head() + event(self.start, 0, session_start(hparams, self.start))
+        if not status:
+            return data
+        wall = self.start + self.elapsed  # the seconds of every encoded epoch
+        epochs = [int(e) for e in history.get("epoch", [])]
+        kept = {}
+        if kept_epoch in epochs:
+            row = epochs.index(kept_epoch)
+            kept = {k: v[row] for k, v in history.items() if k not in ("epoch", "seconds")}
+        kept.update({f"test_{k}": v for k, v in (test or {}).items()})
+        step = kept_epoch or 0
+        return data + (event(wall, step, scalars(kept)) if kept else b"") + event(wall, step, session_end(status, wall))
 
     def epoch_blocks(self, history: dict, rows: list, first: int, elapsed: float) -> tuple[list[bytes], float]:
         """The records of each of the history's epochs from index ``first`` on, each epoch with
@@ -249,19 +272,20 @@ class RunEvents:
         self.rows_read += ready
         return self.encoded
 
-    def end(self, history: dict, status: str, test: dict | None) -> bytes:
-        """The test metrics and the session's end, at the last epoch (after ``epoch_records``)."""
-        last = int(history["epoch"][-1]) if history.get("epoch") else 0
-        wall = self.start + self.elapsed  # the seconds of every encoded epoch
-        tail = event(wall, last, scalars({f"test_{k}": v for k, v in test.items()})) if test else b""
-        return tail + event(wall, last, session_end(status, wall))
-
-    def rewrite(self, history: dict, rows: list, status: str | None = None, test: dict | None = None) -> None:
-        """Write the whole file: the head, every epoch and, once the run has ended with
-        ``status``, its test metrics and its end."""
-        data = self.head() + b"".join(self.epoch_records(history, rows))
-        files.write_bytes(self.path, data + (self.end(history, status, test) if status else b""))
+    def rewrite(self, history: dict, rows: list, status: str | None = None, test: dict | None = None,
+                kept_epoch: int | None = None) -> None:
+        """Write both files whole: the curves of every epoch, and the session, which once the run
+        has ended with ``status`` holds the metrics of the weights of epoch ``kept_epoch`` (the
+        last one's unless given) and ``test``, the test metrics of those weights."""
+        files.write_bytes(self.path, self.head() + b"".join(self.epoch_records(history, rows)))
         self.appending, self.on_disk, self.last_write = True, len(self.encoded), time.monotonic()
+        if kept_epoch is None and history.get("epoch"):
+            kept_epoch = int(history["epoch"][-1])
+        try:
+            self.kept_path.parent.mkdir(exist_ok=True)
+        except OSError as e:
+            raise machine_error(e, self.kept_path.parent, "create") from None
+        files.write_bytes(self.kept_path, self.session(history, status, test, kept_epoch))
 
     def append_epoch(self, history: dict, rows: list) -> None:
         """Add the last epoch of ``history``: its records are appended to the file with those of
