@@ -159,6 +159,20 @@ def test_the_site_builds_strictly(tmp_path):
     assert (tmp_path / "site" / "reference" / "commands" / "index.html").is_file()
 
 
+@pytest.mark.skipif(importlib.util.find_spec("mkdocs_click") is None, reason="mkdocs-click is not installed (pip install -e .[docs])")
+def test_the_commands_page_shows_each_example_on_its_own_line():
+    """mkdocs-click drops click's \\b lines and passes the help on as Markdown, so an example block
+    must be Markdown's code too (a blank line after "Examples:", the lines indented), else the site
+    runs the examples into one paragraph."""
+    import markdown
+
+    page = (ROOT / "docs" / "reference" / "commands.md").read_text(encoding="utf-8")
+    html = markdown.markdown(page, extensions=["mkdocs-click"])
+    blocks = re.findall(r"<p>Examples?:</p>\s*<pre><code>(.*?)</code></pre>", html, re.S)
+    assert len(blocks) == len(re.findall(r"Examples?:", html)) >= page.count("::: mkdocs-click")
+    assert all(line.startswith("mlp-") for block in blocks for line in block.splitlines())
+
+
 def test_the_config_reference_is_generated_from_the_declarations():
     from mlp_manual.config.reference import config_reference
 

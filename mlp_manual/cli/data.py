@@ -27,11 +27,12 @@ DATA_DIR = click.option("--data-dir", type=click.Path(file_okay=False), default=
 def main():
     """Datasets for mlp-manual: list them, fetch the downloadable ones.
 
-    \b
     Examples:
-      mlp-data list
-      mlp-data fetch mnist
-      mlp-data fetch fashion_mnist --data-dir ~/datasets
+
+    \b
+        mlp-data list
+        mlp-data fetch mnist
+        mlp-data fetch fashion_mnist --data-dir ~/datasets
     """
 
 

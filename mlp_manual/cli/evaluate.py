@@ -49,12 +49,13 @@ def main(model_path, dataset, split, config_path, data_dir, out):
     inputs are preprocessed with the model file's statistics. --data FILE evaluates every row of
     another labelled file instead.
 
-    \b
     Examples:
-      mlp-eval --model runs/mnist/model.npz
-      mlp-eval --model runs/digits/model.npz --split val --out reports/
-      mlp-eval --model runs/iris/model.npz --data new_flowers.csv
-      mlp-eval --model runs/names/model.npz
+
+    \b
+        mlp-eval --model runs/mnist/model.npz
+        mlp-eval --model runs/digits/model.npz --split val --out reports/
+        mlp-eval --model runs/iris/model.npz --data new_flowers.csv
+        mlp-eval --model runs/names/model.npz
     """
     whole_file = dataset is not None and dataset not in LOADERS and (Path(dataset).is_file() or _looks_like_a_file(dataset))
     if is_text_model(model_path, config_path):

@@ -67,13 +67,14 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
     pass with each formula's numbers plugged in; the inputs and weights of a small network can
     be edited, and the URL keeps the step and the edits.
 
-    \b
     Examples:
-      mlp-explain --config configs/xor.yaml
-      mlp-explain --config configs/xor.yaml --rows 2 --scalar
-      mlp-explain --model runs/moons/model.npz --graph graph.png
-      mlp-explain --config configs/xor.yaml --html explain.html
-      mlp-explain --html chain.html --example chain
+
+    \b
+        mlp-explain --config configs/xor.yaml
+        mlp-explain --config configs/xor.yaml --rows 2 --scalar
+        mlp-explain --model runs/moons/model.npz --graph graph.png
+        mlp-explain --config configs/xor.yaml --html explain.html
+        mlp-explain --html chain.html --example chain
     """
     if example:
         if not html_path:

@@ -27,10 +27,11 @@ def main(model_path, output):
     int64 character indices and looks them up with Gather). A classifier gives `logits` and
     `probabilities`, any other model `output`. Needs the onnx package: pip install "mlp-manual[onnx]".
 
-    \b
     Examples:
-      mlp-export --model runs/digits/model.npz --output digits.onnx
-      mlp-export --model runs/sine/model.npz
+
+    \b
+        mlp-export --model runs/digits/model.npz --output digits.onnx
+        mlp-export --model runs/sine/model.npz
     """
     output = output_file(output or Path(model_path).with_suffix(".onnx"), "--output")
     try:

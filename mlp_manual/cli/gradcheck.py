@@ -71,13 +71,14 @@ def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_el
     Exit status: 0 when nothing fails, 1 when a tensor or a structural check fails (or the
     object cannot be checked), 2 for a usage error.
 
-    \b
     Examples:
-      mlp-gradcheck
-      mlp-gradcheck --config configs/xor.yaml
-      mlp-gradcheck --layer my_layers:make_layer --input-shape 8,5
-      mlp-gradcheck --layer my_layers:Swish --input-shape 4,3 --json
-      mlp-gradcheck --precision
+
+    \b
+        mlp-gradcheck
+        mlp-gradcheck --config configs/xor.yaml
+        mlp-gradcheck --layer my_layers:make_layer --input-shape 8,5
+        mlp-gradcheck --layer my_layers:Swish --input-shape 4,3 --json
+        mlp-gradcheck --precision
     """
     if config_path and layer_spec:
         raise click.UsageError("use either --config or --layer, not both")

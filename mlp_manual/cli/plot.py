@@ -25,11 +25,12 @@ def main(run_dirs, out, metric):
     -o nor --metric, redraw that run's loss.png and accuracy.png from its metrics.csv (and its
     summary.json's best epoch).
 
-    \b
     Examples:
-      mlp-plot runs/moons-a runs/moons-b                 # runs/moons-a/compare_val_loss.png
-      mlp-plot runs/moons-* --metric val_acc -o moons_acc.png
-      mlp-plot runs/moons-a
+
+    \b
+        mlp-plot runs/moons-a runs/moons-b                 # runs/moons-a/compare_val_loss.png
+        mlp-plot runs/moons-* --metric val_acc -o moons_acc.png
+        mlp-plot runs/moons-a
     """
     dirs = [Path(d) for d in run_dirs]
     if out is not None:

@@ -41,12 +41,13 @@ def main(model_path, input_path, output, proba, delimiter, keep):
     (and `p_<label>` columns with --proba); regression gives `prediction`, or
     `prediction_<target>` per target.
 
-    \b
     Examples:
-      mlp-predict --model runs/iris/model.npz --input new.csv
-      mlp-predict --model runs/iris/model.npz --input new.csv --output pred.csv --proba
-      mlp-predict --model runs/churn/model.npz --input customers.csv --keep customer_id
-      mlp-predict --model runs/mnist/model.npz --input images.npy --output pred.csv
+
+    \b
+        mlp-predict --model runs/iris/model.npz --input new.csv
+        mlp-predict --model runs/iris/model.npz --input new.csv --output pred.csv --proba
+        mlp-predict --model runs/churn/model.npz --input customers.csv --keep customer_id
+        mlp-predict --model runs/mnist/model.npz --input images.npy --output pred.csv
     """
     if len(delimiter) != 1:
         raise click.BadParameter(f"{delimiter!r} is not a single character", param_hint="'--delimiter'")

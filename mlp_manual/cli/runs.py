@@ -28,12 +28,13 @@ def main(folders, sort_key, reverse, conditions, group_by, as_csv):
     config values that differ between the runs, its best-epoch and test metrics, epochs and
     seconds. Sweep trials are run folders too.
 
-    \b
     Examples:
-      mlp-runs
-      mlp-runs runs/ sweeps/spirals-lr --sort val_acc
-      mlp-runs runs/ --where status=completed --csv > runs.csv
-      mlp-runs runs/ --group-by lr          # mean and spread over the seeds of each lr
+
+    \b
+        mlp-runs
+        mlp-runs runs/ sweeps/spirals-lr --sort val_acc
+        mlp-runs runs/ --where status=completed --csv > runs.csv
+        mlp-runs runs/ --group-by lr          # mean and spread over the seeds of each lr
     """
     runs = find_runs([Path(f) for f in folders] or [Path("runs")])
     rows, params = run_rows(runs)

@@ -30,11 +30,12 @@ def main(model_path, count, temperature, seed, prefix, max_length):
     temperature), shift it into the context, and stop when the model draws the boundary token.
     Prints one item per line.
 
-    \b
     Examples:
-      mlp-sample --model runs/names/model.npz
-      mlp-sample --model runs/names/model.npz -n 5 --temperature 0.5 --seed 3
-      mlp-sample --model runs/names/model.npz --prefix ka
+
+    \b
+        mlp-sample --model runs/names/model.npz
+        mlp-sample --model runs/names/model.npz -n 5 --temperature 0.5 --seed 3
+        mlp-sample --model runs/names/model.npz --prefix ka
     """
     if not (math.isfinite(temperature) and temperature > 0):
         raise click.BadParameter(f"{temperature} is not a number > 0 (a small value such as 0.1 picks the "

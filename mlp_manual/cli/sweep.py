@@ -25,12 +25,13 @@ def main():
     """Search hyperparameters: many runs of one config, chosen and pruned by Optuna, on one
     machine or many. Needs the sweep extra: pip install "mlp-manual[sweep]".
 
-    \b
     Examples:
-      mlp-sweep run sweeps/spirals.yaml --workers 2
-      mlp-sweep status sweeps/spirals-width
-      mlp-sweep best sweeps/spirals-width
-      mlp-sweep run sweep.yaml --storage postgresql://me@db.example/sweeps --out /scratch/me/sweep
+
+    \b
+        mlp-sweep run sweeps/spirals.yaml --workers 2
+        mlp-sweep status sweeps/spirals-width
+        mlp-sweep best sweeps/spirals-width
+        mlp-sweep run sweep.yaml --storage postgresql://me@db.example/sweeps --out /scratch/me/sweep
     """
 
 
@@ -223,11 +224,12 @@ def status(sweep_dir, storage, study, as_csv):
     parameters, the objective, epochs, seconds, host and run folder; the best first. Works while
     the sweep runs.
 
-    \b
     Examples:
-      mlp-sweep status sweeps/spirals-width
-      mlp-sweep status sweeps/spirals-width --csv > trials.csv
-      mlp-sweep status --storage postgresql://me@db.example/sweeps --study spirals-width
+
+    \b
+        mlp-sweep status sweeps/spirals-width
+        mlp-sweep status sweeps/spirals-width --csv > trials.csv
+        mlp-sweep status --storage postgresql://me@db.example/sweeps --study spirals-width
     """
     from ..sweep.table import best_trial, counts, trial_rows
 
@@ -282,9 +284,10 @@ def best(sweep_dir, storage, study):
     (mlp-train --config DIR/best.yaml) gives the trial's objective, bit for bit on the same
     machine.
 
-    \b
     Example:
-      mlp-sweep best sweeps/spirals-width && mlp-train --config sweeps/spirals-width/best.yaml
+
+    \b
+        mlp-sweep best sweeps/spirals-width && mlp-train --config sweeps/spirals-width/best.yaml
     """
     from .. import files
     from ..sweep.table import best_trial

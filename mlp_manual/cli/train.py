@@ -65,17 +65,18 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
          overfit_batch, max_steps, find_lr, quiet, log_every):
     """Train the model a config describes and write a run folder with metrics, plots and the model.
 
-    \b
     Examples:
-      mlp-train configs/xor.yaml
-      mlp-train --config configs/moons.yaml --set optimizer.lr=0.05 --out runs/moons-lr05
-      mlp-train --config configs/spirals.yaml --diagnostics
-      mlp-train --resume runs/spirals-20261121-170102
-      mlp-train --resume runs/spirals-20261121-170102 --epochs 400
-      mlp-train --config configs/spirals.yaml --init-from runs/spirals-20261121-170102/model.npz
-      mlp-train --config configs/digits.yaml --overfit-batch 20
-      mlp-train --config configs/moons.yaml --find-lr
-      mlp-train scaled.yaml --import my_layers --log-every 10
+
+    \b
+        mlp-train configs/xor.yaml
+        mlp-train --config configs/moons.yaml --set optimizer.lr=0.05 --out runs/moons-lr05
+        mlp-train --config configs/spirals.yaml --diagnostics
+        mlp-train --resume runs/spirals-20261121-170102
+        mlp-train --resume runs/spirals-20261121-170102 --epochs 400
+        mlp-train --config configs/spirals.yaml --init-from runs/spirals-20261121-170102/model.npz
+        mlp-train --config configs/digits.yaml --overfit-batch 20
+        mlp-train --config configs/moons.yaml --find-lr
+        mlp-train scaled.yaml --import my_layers --log-every 10
 
     Exit codes: 0 done, 1 a mistake in the input, 2 a usage error, 3 training diverged
     (non-finite loss or gradient), 4 the machine failed (a full disk, a read-only or removed
