@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from mlp_manual.config import load_config
 from mlp_manual.predict.model_file import load_model
 
 PNG = b"\x89PNG\r\n\x1a\n"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(*args):
@@ -123,6 +125,25 @@ def test_without_a_config_mlp_train_trains_the_documented_defaults(tmp_path):
     saved = (tmp_path / "run" / "config.yaml").read_text()
     assert f"name: {Config().name}" not in saved and "name: defaults" in saved
     assert f"lr: {Config().optimizer.lr}" in saved and f"name: {Config().data.name}" in saved
+
+
+NO_CONFIG = ("No config given: training the defaults (moons data, layers [linear 16, relu, linear], {epochs} epochs "
+             "of adam at lr 0.001). To train your own, give a config: mlp-train CONFIG (e.g. mlp-train "
+             "configs/xor.yaml); --set KEY=VALUE changes one default.")
+
+
+def test_mlp_train_with_no_arguments_says_first_that_it_trains_the_defaults(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run()
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == NO_CONFIG.format(epochs=100)
+    (folder,) = (tmp_path / "runs").iterdir()
+    assert folder.name.startswith("defaults-") and "epoch 100/100" in result.stdout
+    quiet = run("-q", "--epochs", "2", "--out", "quiet")  # a note, as warnings are: on standard error
+    assert quiet.exit_code == 0 and quiet.stderr.splitlines()[0] == NO_CONFIG.format(epochs=2)
+    assert len(quiet.stdout.splitlines()) == 1 and "run folder: quiet" in quiet.stdout
+    given = run("--config", str(ROOT / "configs" / "xor.yaml"), "--epochs", "2", "--out", "given")
+    assert "No config given" not in given.output
 
 
 def test_a_positional_config_is_the_same_as_the_option(tmp_path):

@@ -6,7 +6,9 @@ from pathlib import Path
 import click
 
 from ..config import config_from_dict, load_config
+from ..config.yaml_file import config_to_dict
 from ..errors import ConfigError, MachineError, TrainingDiverged, TrainingInterrupted
+from ..results.compare import compact
 from ..runs.folder import make_run_dir
 from ..runs.interruptions import signal_name
 from ..runs.run import resume_run, train_run
@@ -110,8 +112,11 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
                 overrides.append(f"training.epochs={epochs}")
             if init_from is not None:
                 overrides.append(f"model.init_from={init_from}")
-            cfg = (load_config(config_path, overrides) if config_path else  # no config: the documented defaults
-                   config_from_dict({"name": "defaults"}, "the defaults (no config given)", overrides))
+            if config_path:
+                cfg = load_config(config_path, overrides)
+            else:  # the documented defaults, said first: a forgotten config would otherwise train unnoticed
+                cfg = config_from_dict({"name": "defaults"}, "the defaults (no config given)", overrides)
+                say(defaults_line(cfg), err=quiet)
             if overfit_batch:
                 if not run_overfit(prepare(cfg), overfit_batch, max_steps, echo):
                     sys.exit(1)
@@ -138,6 +143,14 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
         sys.exit(128 + e.signum)
     if quiet and last:
         say(last[0])
+
+
+def defaults_line(cfg) -> str:
+    """What trains when no config is given, and how to give one."""
+    layers = compact(config_to_dict(cfg)["model"]["layers"])
+    return (f"No config given: training the defaults ({cfg.data.name} data, layers {layers}, "
+            f"{cfg.training.epochs} epochs of {cfg.optimizer.name} at lr {cfg.optimizer.lr:g}). To train your own, "
+            "give a config: mlp-train CONFIG (e.g. mlp-train configs/xor.yaml); --set KEY=VALUE changes one default.")
 
 
 def resume_hint(run_dir: Path | None) -> str:
