@@ -1,4 +1,10 @@
-"""Safe file I/O: atomic writes, and ``.npz`` archives read without pickle within their bytes.
+"""Safe file I/O: files read only when they are files, atomic writes, and ``.npz`` archives read
+without pickle within their bytes.
+
+A path read as a file must name a regular file: a named pipe (FIFO) would block the reader until
+someone writes into it, a device such as ``/dev/zero`` never ends, and a folder or a socket
+cannot be read. ``open_regular`` refuses them before opening, and again on the opened
+descriptor, so a file swapped for a pipe in between cannot block it either.
 
 Every file is written under a temporary name and moved into place, so a reader (or a process
 killed half-way) sees either the old file or the new one, never a half-written one. An ``.npz``
@@ -12,6 +18,7 @@ import json
 import math
 import os
 import re
+import stat
 import struct
 import tempfile
 import zipfile
@@ -21,7 +28,50 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import ModelFileError, machine_error
+from .errors import DataError, ModelFileError, machine_error
+
+KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+         (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def not_regular(mode: int) -> str | None:
+    """What a file of ``mode`` (``st_mode``) is when it is not a regular file (``a named pipe
+    (FIFO)``), else None."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((kind for test, kind in KINDS if test(mode)), "not a regular file")
+
+
+def check_regular(path: str | os.PathLike, error: type[Exception] = DataError, name=None) -> os.stat_result:
+    """The ``os.stat`` of ``path`` (links followed) when it is a regular file; else ``error``,
+    one line that starts with ``name`` (default: the path) and says what it is. A path that is
+    not there raises FileNotFoundError, for the caller to word."""
+    st = os.stat(path)
+    _refuse(st.st_mode, path, error, name)
+    return st
+
+
+def _refuse(mode: int, path, error: type[Exception], name) -> None:
+    kind = not_regular(mode)
+    if kind is not None:
+        raise error(f"{path if name is None else name}: is {kind}, not a regular file")
+
+
+def open_regular(path: str | os.PathLike, mode: str = "rb", error: type[Exception] = DataError, name=None,
+                 **kwargs):
+    """``open(path, mode, **kwargs)`` for reading, only when ``path`` is a regular file: checked
+    before opening (a device is never opened), opened without blocking (a FIFO put in its place
+    in between returns at once) and checked again on the descriptor. Otherwise ``error`` as in
+    ``check_regular``; OSError (FileNotFoundError, PermissionError) as ``open`` raises it."""
+    check_regular(path, error, name)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        _refuse(os.fstat(fd).st_mode, path, error, name)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, mode, **kwargs)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 @contextlib.contextmanager
@@ -157,15 +207,22 @@ def read_npz(path: str | os.PathLike, what: str = "model") -> dict[str, np.ndarr
     itemsize x elements) as the zip directory says the member holds, which itself is at most
     what the archive's size can hold once inflated.
     """
-    if not os.path.exists(path):
-        raise ModelFileError(f"{path}: no such {what} file")
-    if not os.path.isfile(path):
-        raise ModelFileError(f"{path}: is not a file, expected a {what} .npz")
-    size = os.path.getsize(path)
+    try:
+        f = open_regular(path, "rb", ModelFileError)
+    except FileNotFoundError:
+        raise ModelFileError(f"{path}: no such {what} file") from None
+    except OSError as e:
+        raise ModelFileError(f"{path}: cannot read the {what} file ({e.strerror or e})") from None
+    with f:
+        return _read_archive(f, path, what)
+
+
+def _read_archive(f, path, what: str) -> dict[str, np.ndarray]:
+    size = os.fstat(f.fileno()).st_size
     if size == 0:
         raise ModelFileError(f"{path}: the {what} file is empty")
     try:
-        with zipfile.ZipFile(path) as zf:
+        with zipfile.ZipFile(f) as zf:
             return {_array_name(info.filename, path, what): _read_member(zf, info, size, path, what)
                     for info in zf.infolist()}
     except ModelFileError:

@@ -83,9 +83,17 @@ def test_a_config_file_over_the_size_limit_is_refused_before_it_is_parsed(tmp_pa
     path.write_text("# padding\n" * (MAX_BYTES // 10) + "seed: 1\n")
     with pytest.raises(ConfigError) as e:
         load_config(path)
-    assert str(e.value) == f"{path}: the config file is 256 KiB; a config file is at most 256 KiB"
+    assert str(e.value) == f"{path}: the config file is 262,148 bytes; a config file is at most 262,144 bytes (256 KiB)"
     path.write_text("seed: 1\n" + " " * (MAX_BYTES - 9) + "\n")  # exactly at the limit
     assert load_config(path).seed == 1
+
+
+def test_an_anchor_given_twice_names_the_file_the_line_and_the_anchor(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("seed: &a 1\nname: x\ntraining: &a {epochs: 2}\n")
+    with pytest.raises(ConfigError) as e:
+        load_config(path)
+    assert str(e.value) == f"{path}: line 3, column 11: duplicate anchor &a (first given at line 1)"
 
 
 def test_set_values_are_read_within_the_same_bounds():

@@ -4,9 +4,14 @@ metrics, sorting, filtering, CSV, and the mean and spread over seeds."""
 import csv
 import io
 import json
+import shutil
 import statistics
+import tempfile
+from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from conftest import invoke_cli
 
 from mlp_manual.cli.runs import main as runs_cli
@@ -31,7 +36,7 @@ def runs(tmp_path_factory):
 def _csv(*args) -> list[dict]:
     result = invoke_cli(runs_cli, *args, "--csv")
     assert result.exit_code == 0, result.output
-    return list(csv.DictReader(io.StringIO(result.output)))
+    return list(csv.DictReader(io.StringIO(result.stdout)))
 
 
 def _summary(folder, name) -> dict:
@@ -115,3 +120,72 @@ def test_a_loss_written_as_its_name_and_one_written_as_a_section_share_one_colum
     plain, weighted = read_configs([tmp_path / "plain", tmp_path / "weighted"])
     assert plain == {"loss.name": "mse"}
     assert weighted == {"loss.name": "softmax_cross_entropy", "loss.class_weights": "balanced"}
+
+
+WRONG_VALUES = st.one_of(st.lists(st.integers(), max_size=3), st.text(max_size=8), st.booleans(),
+                         st.dictionaries(st.text(max_size=4), st.integers(), max_size=2), st.just([1, 2]),
+                         st.just("x"), st.just("many"))
+
+
+def _paths(summary: dict, prefix=()) -> list[tuple]:
+    """The key path of every value of a summary, nested ones included."""
+    found = []
+    for k, v in summary.items():
+        found.append((*prefix, k))
+        if isinstance(v, dict):
+            found += _paths(v, (*prefix, k))
+    return found
+
+
+@pytest.mark.parametrize("key, value, why", [
+    ("best", [1, 2], '"best" is [1, 2], not a mapping of metrics'),
+    ("test", "x", """"test" is 'x', not a mapping of metrics"""),
+    ("epochs_run", "many", """"epochs_run" is 'many', not a whole number"""),
+    ("status", 3, '"status" is 3, not a word'),
+])
+def test_a_summary_with_a_value_of_the_wrong_type_is_a_damaged_row(runs, tmp_path, key, value, why):
+    shutil.copytree(runs / "lr0.05-s0", tmp_path / "good")
+    shutil.copytree(runs / "lr0.05-s0", tmp_path / "bad")
+    summary = _summary(tmp_path, "bad")
+    summary[key] = value
+    (tmp_path / "bad" / "summary.json").write_text(json.dumps(summary))
+    result = invoke_cli(runs_cli, str(tmp_path), "--csv")
+    assert result.exit_code == 0
+    rows = {r["run"].rsplit("/", 1)[-1]: r for r in csv.DictReader(io.StringIO(result.stdout))}
+    assert rows["good"]["status"] == "completed" and rows["good"]["val_loss"]
+    assert rows["bad"]["status"] == "damaged" and rows["bad"]["val_loss"] == "" and rows["bad"]["name"] == "moons"
+    assert result.stderr == f"damaged: {tmp_path / 'bad' / 'summary.json'}: {why}\n"
+
+
+def test_every_run_damaged_is_exit_1_after_the_table(runs, tmp_path):
+    shutil.copytree(runs / "lr0.05-s0", tmp_path / "bad")
+    (tmp_path / "bad" / "summary.json").write_text("[1, 2")
+    result = invoke_cli(runs_cli, str(tmp_path))
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[1].split()[2] == "damaged"
+    assert result.stderr.splitlines() == [
+        f"damaged: {tmp_path / 'bad' / 'summary.json'}: not JSON (Expecting ',' delimiter: line 1 column 6 (char 5))",
+        "Error: no run could be read: every summary.json is damaged (1 run)"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_value_of_any_key_leaves_the_rest_of_the_table_standing(runs, data):
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        shutil.copytree(runs / "lr0.05-s0", folder / "good")
+        shutil.copytree(runs / "lr0.05-s0", folder / "bad")
+        summary = _summary(folder, "bad")
+        path = data.draw(st.sampled_from(_paths(summary)))
+        parent = summary
+        for k in path[:-1]:
+            parent = parent[k]
+        parent[path[-1]] = data.draw(WRONG_VALUES)
+        (folder / "bad" / "summary.json").write_text(json.dumps(summary))
+        for args in ((), ("--csv",), ("--group-by", "status"), ("--sort", "epochs")):
+            result = invoke_cli(runs_cli, str(folder), *args)
+            assert result.exit_code == 0, result.output
+        rows = {r["run"].rsplit("/", 1)[-1]: r for r in _csv(str(folder))}
+        assert rows["good"]["status"] == "completed"
+        if rows["bad"]["status"] == "damaged":
+            assert result.stderr.startswith(f"damaged: {folder / 'bad' / 'summary.json'}: ")

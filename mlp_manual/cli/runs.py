@@ -5,6 +5,7 @@ from pathlib import Path
 
 import click
 
+from ..errors import DataError
 from ..readable import readable
 from ..results.table import columns_of, filter_rows, find_runs, group_rows, run_rows, sort_rows
 from .common import aligned, say, user_errors, version_option, write_csv
@@ -26,7 +27,9 @@ from .common import aligned, say, user_errors, version_option, write_csv
 def main(folders, sort_key, reverse, conditions, group_by, as_csv):
     """A table of every run folder at or under FOLDER (default runs/): its name, status, the
     config values that differ between the runs, its best-epoch and test metrics, epochs and
-    seconds. Sweep trials are run folders too.
+    seconds. Sweep trials are run folders too. A run whose summary.json cannot be read, or holds
+    a value of the wrong type, is a row of status damaged, with a line on standard error that
+    says why; the table exits 1 only when every run is damaged.
 
     Examples:
 
@@ -37,7 +40,7 @@ def main(folders, sort_key, reverse, conditions, group_by, as_csv):
         mlp-runs runs/ --group-by lr          # mean and spread over the seeds of each lr
     """
     runs = find_runs([Path(f) for f in folders] or [Path("runs")])
-    rows, params = run_rows(runs)
+    rows, params, damaged = run_rows(runs)
     columns = columns_of(rows, params)
     rows = filter_rows(rows, columns, list(conditions))
     if group_by:
@@ -47,9 +50,13 @@ def main(folders, sort_key, reverse, conditions, group_by, as_csv):
     rows = sort_rows(rows, columns, sort_key, reverse)
     if as_csv:
         write_csv(columns, rows)
-        return
-    # metrics as readable() writes them, seconds to a tenth, run folders relative to here
-    say(aligned(columns, [[_cell(r.get(c), c) for c in columns] for r in rows]))
+    else:  # metrics as readable() writes them, seconds to a tenth, run folders relative to here
+        say(aligned(columns, [[_cell(r.get(c), c) for c in columns] for r in rows]))
+    for line in damaged:
+        say(f"damaged: {line}", err=True)
+    if len(damaged) == len(runs):
+        raise DataError(f"no run could be read: every summary.json is damaged ({len(runs)} run"
+                        f"{'s' if len(runs) > 1 else ''})")
 
 
 def _cell(value, column: str) -> str:

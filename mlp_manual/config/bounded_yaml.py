@@ -7,7 +7,7 @@ them (a copy, a check, an error message), and thousands of nested brackets overf
 composer's recursion. The loader here counts, as each node is composed, how many values it
 expands to and how deep it nests with its aliases followed, and stops at the first node over
 the limits. It also refuses a key given twice in one mapping, which YAML would let the second
-silently replace.
+silently replace, and an anchor given twice (which YAML refuses in words that name neither).
 """
 
 import collections.abc
@@ -17,7 +17,8 @@ from pathlib import Path
 import yaml
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
-from ..errors import ConfigError, short_repr
+from ..errors import ConfigError, short_repr, short_text
+from ..files import open_regular
 
 MAX_BYTES = 256 * 1024  # a config file; the largest example config is about 1 KiB
 MAX_VALUES = 100_000  # scalars, lists and mappings of a document with its aliases expanded
@@ -25,7 +26,8 @@ MAX_DEPTH = 50  # lists and mappings inside each other, aliases followed; config
 
 
 class LimitExceeded(yaml.MarkedYAMLError):
-    """A document larger or deeper than the limits, or a mapping with a key given twice."""
+    """A document larger or deeper than the limits, a mapping with a key given twice, or an anchor
+    given twice."""
 
 
 class BoundedLoader(yaml.SafeLoader):
@@ -39,6 +41,10 @@ class BoundedLoader(yaml.SafeLoader):
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
             return super().compose_node(parent, index)  # the anchored node, measured already
+        event = self.peek_event()
+        if event.anchor is not None and event.anchor in self.anchors:
+            raise LimitExceeded(None, None, f"duplicate anchor &{short_text(event.anchor)} (first given at line "
+                                f"{self.anchors[event.anchor].start_mark.line + 1})", event.start_mark)
         self.nesting += 1
         if self.nesting > MAX_DEPTH:
             raise LimitExceeded(None, None, f"nested more than {MAX_DEPTH} levels deep", self.peek_event().start_mark)
@@ -100,16 +106,16 @@ def read_yaml(path: str | os.PathLike, what: str = "config"):
     the line, if it cannot be read, is not valid YAML or breaks a limit."""
     path = Path(path)
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, "rb", ConfigError) as f:
             data = f.read(MAX_BYTES + 1)
-            size = os.fstat(f.fileno()).st_size
+            size = max(os.fstat(f.fileno()).st_size, len(data))
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such {what} file") from None
     except OSError as e:
         raise ConfigError(f"{path}: cannot read the {what} ({e.strerror or e})") from None
     if len(data) > MAX_BYTES:
-        raise ConfigError(f"{path}: the {what} file is {max(size, len(data)) / 1024:,.0f} KiB; "
-                          f"a {what} file is at most {MAX_BYTES // 1024} KiB")
+        raise ConfigError(f"{path}: the {what} file is {size:,} bytes; a {what} file is at most {MAX_BYTES:,} "
+                          f"bytes ({MAX_BYTES // 1024} KiB)")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import ConfigError, DataError, did_you_mean, short_repr
+from ..files import open_regular
 from ..options import BOOL, PATH, TEXT, Items, Kind, Option, choice, is_integer
 from . import categories as cat
 from .dataset import MISSING_KINDS
@@ -84,7 +85,7 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
     if not isinstance(delimiter, str) or len(delimiter) != 1:
         raise DataError(f"{name}: the delimiter must be a single character, got {delimiter!r}")
     try:
-        with open(path, newline="", encoding="utf-8-sig") as f:  # -sig: a spreadsheet's byte-order mark
+        with open_regular(path, "r", name=name, newline="", encoding="utf-8-sig") as f:  # -sig: a byte-order mark
             rows = [(i + 1, r) for i, r in enumerate(csv.reader(f, delimiter=delimiter)) if r and any(c.strip() for c in r)]
     except FileNotFoundError:
         rule = "" if os.path.isabs(path) else (" (a relative path in a config file is read from the file's folder, "

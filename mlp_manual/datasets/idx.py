@@ -14,6 +14,7 @@ import zlib
 import numpy as np
 
 from ..errors import DataError
+from ..files import open_regular
 
 # type code -> big-endian numpy dtype
 IDX_TYPES = {
@@ -34,7 +35,7 @@ CHUNK = 1 << 20
 def _open(path: str | os.PathLike):
     """The file opened for reading, through a gzip stream when it starts with the gzip signature."""
     try:
-        f = open(path, "rb")
+        f = open_regular(path, "rb")
     except FileNotFoundError:
         raise DataError(f"{path}: no such file") from None
     except OSError as e:

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..errors import DataError
+from ..files import check_regular, open_regular
 from . import categories as cat
 from .csvfile import cell_where, column_index, delimiter_hint, parse_numbers
 
@@ -42,9 +43,12 @@ class RowFile:
         self.keep = tuple(keep)  # columns copied as they are (a name, or an index without a header)
         self.kept: list[list[str]] = []  # the cells of ``keep`` of each row of the chunk last yielded
         self.delimiter, self.chunk_rows = delimiter, chunk_rows
-        if not os.path.isfile(path):
-            raise DataError(f"{path}: no such input file")
-        self.size = os.path.getsize(path)
+        try:
+            self.size = check_regular(path).st_size
+        except FileNotFoundError:
+            raise DataError(f"{path}: no such input file") from None
+        except OSError as e:
+            raise DataError(f"{path}: cannot read the input file ({e.strerror or e})") from None
         self.bytes_read = 0
         self._start, self._lines, self._columns_of, self._header = 0, None, None, None
 
@@ -56,7 +60,7 @@ class RowFile:
         return self._csv_chunks()
 
     def _npy_chunks(self):
-        with open(self.path, "rb") as f:
+        with open_regular(self.path, "rb") as f:
             magic = f.read(6)
         if magic.startswith(b"PK"):
             raise DataError(f"{self.name}: not a .npy array (an .npz archive?); save one array with numpy.save")
@@ -77,7 +81,7 @@ class RowFile:
 
     def _csv_chunks(self):
         try:
-            with open(self.path, "rb") as raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
+            with open_regular(self.path, "rb") as raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:
                 yield from self._parse(csv.reader(text, delimiter=self.delimiter), raw)
         except (UnicodeDecodeError, csv.Error) as e:
             raise DataError(f"{self.name}: cannot read the CSV ({e})") from None

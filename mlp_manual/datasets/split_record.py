@@ -14,24 +14,26 @@ import math
 from dataclasses import dataclass, field
 
 from ..errors import DataError
+from ..files import open_regular
 from ..options import is_integer
 
 FILE_KEYS = ("path", "val_path", "test_path")  # the data.* keys that name a file the rows come from
 CHUNK = 1 << 20
 
 
-def file_sha256(path) -> str | None:
+def file_sha256(path, key: str) -> str | None:
     """The SHA-256 of a file's bytes, as 64 hex digits; None when there is no such file (its loader
-    says so, naming the config key); raises DataError when it cannot be read."""
+    says so); raises DataError, naming the config ``key`` it came from, when it is not a regular
+    file or cannot be read."""
     digest = hashlib.sha256()
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, "rb", name=f"{path} ({key})") as f:
             while chunk := f.read(CHUNK):
                 digest.update(chunk)
     except FileNotFoundError:
         return None
     except OSError as e:
-        raise DataError(f"{path}: cannot read the data file ({e.strerror or e})") from None
+        raise DataError(f"{path} ({key}): cannot read the data file ({e.strerror or e})") from None
     return digest.hexdigest()
 
 
@@ -48,7 +50,8 @@ class SplitRecord:
     def of(cls, seed: int, data) -> "SplitRecord":
         """The record of a run with ``seed`` and the data section ``data`` (a DataConfig), the
         files fingerprinted as they are now (a missing file is left out)."""
-        files = {f"data.{key}": file_sha256(getattr(data, key)) for key in FILE_KEYS if getattr(data, key, None)}
+        files = {f"data.{key}": file_sha256(getattr(data, key), f"data.{key}") for key in FILE_KEYS
+                 if getattr(data, key, None)}
         return cls(seed, data.val_fraction, data.test_fraction, {k: v for k, v in files.items() if v})
 
     def to_json(self) -> dict:

@@ -23,6 +23,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import machine
 from ..errors import DataError
+from ..files import open_regular
 from ..options import INTEGER, Option
 from .csvfile import PATHS
 from .dataset import Dataset
@@ -159,15 +160,13 @@ def _read_text(cfg: DataSettings) -> tuple[bytes, str]:
         raise DataError("data.path is required for the text dataset (a file with one item per line)")
     name = f"{cfg.path} (data.path)"
     try:
-        with open(cfg.path, "rb") as f:
+        with open_regular(cfg.path, "rb", name=name) as f:
             _check_size(os.fstat(f.fileno()).st_size, cfg.context, name)
             return f.read(), name
     except FileNotFoundError:
         rule = "" if os.path.isabs(cfg.path) else (" (a relative path in a config file is read from the file's "
                                                    "folder, one given with --set from the current folder)")
         raise DataError(f"{name}: no such data file{rule}") from None
-    except IsADirectoryError:
-        raise DataError(f"{name}: is a folder, not a text file") from None
     except OSError as e:
         raise DataError(f"{name}: cannot read the file ({e.strerror or e})") from None
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from ..config.bounded_yaml import read_yaml
 from ..config.parse import named_sections
 from ..datasets.load import dataset_label
-from ..errors import ConfigError
+from ..errors import ConfigError, DataError, short_repr, short_text
+from ..files import open_regular
 from ..options import is_integer
 
 
@@ -126,11 +127,38 @@ def best_epoch(run_dir: Path) -> tuple[int | None, bool]:
     return (epoch, restored) if is_integer(epoch) else (None, False)
 
 
+MAX_SUMMARY_BYTES = 1_000_000  # a summary.json is about 1 kB
+
+
 def read_summary(path: Path) -> dict:
     """A summary.json's contents, {} when it is missing or not a summary."""
     try:
-        with open(path, encoding="utf-8") as f:
-            summary = json.loads(f.read(1_000_000))
-    except (OSError, ValueError, RecursionError):
+        return load_summary(path) or {}
+    except DataError:
         return {}
-    return summary if isinstance(summary, dict) else {}
+
+
+def load_summary(path: Path) -> dict | None:
+    """A summary.json's contents; None when there is no such file; DataError, naming the file
+    and saying briefly why, when it is not a regular file, cannot be read, or is not a JSON
+    object of at most MAX_SUMMARY_BYTES."""
+    try:
+        with open_regular(path, "rb") as f:
+            data = f.read(MAX_SUMMARY_BYTES + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise DataError(f"{path}: cannot read it ({e.strerror or e})") from None
+    if len(data) > MAX_SUMMARY_BYTES:
+        raise DataError(f"{path}: more than {MAX_SUMMARY_BYTES:,} bytes, not a summary")
+    try:
+        summary = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise DataError(f"{path}: not UTF-8 text") from None
+    except ValueError as e:
+        raise DataError(f"{path}: not JSON ({short_text(str(e))})") from None
+    except RecursionError:
+        raise DataError(f"{path}: not a summary (nested too deeply)") from None
+    if not isinstance(summary, dict):
+        raise DataError(f"{path}: holds {type(summary).__name__} {short_repr(summary)}, not a JSON object")
+    return summary

@@ -7,8 +7,9 @@ import math
 import statistics
 from pathlib import Path
 
-from ..errors import ConfigError, did_you_mean
-from .compare import compact, differing_keys, read_configs, read_summary
+from ..errors import ConfigError, DataError, did_you_mean, short_repr
+from ..options import is_integer, is_number
+from .compare import compact, differing_keys, load_summary, read_configs
 
 METRICS = ("val_loss", "val_acc", "train_loss", "train_acc", "test_loss", "test_acc")
 HIGHER_IS_BETTER = ("val_acc", "train_acc", "test_acc")
@@ -34,35 +35,60 @@ def _natural(path: Path):
     return [(0, int(part), "") if part.isdecimal() else (1, 0, part) for part in path.parts]
 
 
-def run_rows(run_dirs: list[Path]) -> tuple[list[dict], list[str]]:
-    """(a row per run, the names of the parameter columns): run, name, status, each config key
-    whose value differs between the runs (by its last part when that is unambiguous), the best
-    epoch's metrics (val_loss, val_acc, or train_* without validation), test_loss and test_acc,
-    epochs and seconds. A run without summary.json is ``unfinished`` (running, or stopped
-    before its end)."""
+def run_rows(run_dirs: list[Path]) -> tuple[list[dict], list[str], list[str]]:
+    """(a row per run, the names of the parameter columns, a line per damaged run): run, name,
+    status, each config key whose value differs between the runs (by its last part when that is
+    unambiguous), the best epoch's metrics (val_loss, val_acc, or train_* without validation),
+    test_loss and test_acc, epochs and seconds. A run without summary.json is ``unfinished``
+    (running, or stopped before its end); one whose summary.json cannot be read or holds a value
+    of the wrong type is ``damaged``, without metrics, and its line names the file and says why."""
     configs = read_configs(run_dirs)
     short = differing_keys(configs, reserved=("run", "name", "status", "runs", "epochs", "seconds", *METRICS))
-    rows = []
+    rows, damaged = [], []
     for run_dir, config in zip(run_dirs, configs):
-        summary = read_summary(run_dir / "summary.json")
-        row = {"run": str(run_dir), "name": config.get("name", run_dir.name), "status": summary.get("status",
-                                                                                                   "unfinished")}
+        row = {"run": str(run_dir), "name": _cell(config.get("name", run_dir.name))}
         row.update({name: _cell(config.get(k)) for k, name in short.items()})
-        best, test = summary.get("best") or {}, summary.get("test") or {}
-        row.update({k: _number(best.get(k)) for k in METRICS[:4]})
-        row.update({"test_loss": _number(test.get("loss")), "test_acc": _number(test.get("acc")),
-                    "epochs": summary.get("epochs_run"), "seconds": _number(summary.get("wall_seconds"))})
+        path = run_dir / "summary.json"
+        try:
+            row.update(_summary_cells(load_summary(path), path))
+        except DataError as e:
+            row.update({"status": "damaged", **dict.fromkeys((*METRICS, "epochs", "seconds"))})
+            damaged.append(str(e))
         rows.append(row)
-    return rows, list(short.values())
+    return rows, list(short.values()), damaged
+
+
+def _summary_cells(summary: dict | None, path: Path) -> dict:
+    """The status, metrics, epochs and seconds of a run's summary.json (None: there is none);
+    DataError naming ``path`` for a value of another type than mlp-train writes."""
+    if summary is None:
+        return {"status": "unfinished", **dict.fromkeys((*METRICS, "epochs", "seconds"))}
+
+    def value(parent: dict, key: str, where: str, test, kind: str):
+        v = parent.get(key)
+        if v is not None and not test(v):
+            raise DataError(f"{path}: {where} is {short_repr(v)}, not {kind}")
+        return v
+
+    def section(key: str) -> dict:
+        return value(summary, key, f'"{key}"', lambda v: isinstance(v, dict), "a mapping of metrics") or {}
+
+    def number(parent: dict, key: str, where: str) -> float | None:
+        v = value(parent, key, where, is_number, "a number")
+        return None if v is None else float(v)
+
+    best, test = section("best"), section("test")
+    cells = {"status": value(summary, "status", '"status"', lambda v: isinstance(v, str), "a word") or "unfinished"}
+    cells.update({k: number(best, k, f'"best.{k}"') for k in METRICS[:4]})
+    cells.update({f"test_{k}": number(test, k, f'"test.{k}"') for k in ("loss", "acc")})
+    cells["epochs"] = value(summary, "epochs_run", '"epochs_run"', is_integer, "a whole number")
+    cells["seconds"] = number(summary, "wall_seconds", '"wall_seconds"')
+    return cells
 
 
 def _cell(value):
     """A config value in the table: a number or a word as itself, a list or a mapping in a few words."""
     return value if value is None or isinstance(value, (bool, int, float, str)) else compact(value)
-
-
-def _number(v):
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
 
 def columns_of(rows: list[dict], params: list[str]) -> list[str]:

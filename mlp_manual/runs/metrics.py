@@ -46,7 +46,7 @@ def read_metrics(run_dir: Path) -> dict[str, list]:
     if not path.is_file():
         raise ConfigError(f"{run_dir}: not a run folder (no metrics.csv)")
     try:
-        with open(path, newline="", encoding="utf-8") as f:
+        with files.open_regular(path, "r", DataError, newline="", encoding="utf-8") as f:
             rows = list(csv.reader(f))
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise DataError(f"{path}: cannot read the metrics ({e})") from None

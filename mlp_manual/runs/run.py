@@ -221,6 +221,7 @@ def _begin(exp: Experiment, trainer: Trainer, run_dir: Path, start: Start, echo:
             echo(f"starting from the weights of {cfg.model.init_from}")
         return
     if trainer.recorder and (run_dir / "diagnostics.csv").exists():
-        trainer.recorder.load_csv((run_dir / "diagnostics.csv").read_text(), before_step=trainer.step_count)
+        with files.open_regular(run_dir / "diagnostics.csv", "r", ConfigError, encoding="utf-8") as f:
+            trainer.recorder.load_csv(f.read(), before_step=trainer.step_count)
     echo(f"finishing {run_dir}: training is complete, writing its final files" if trainer.finished else
          f"resuming {run_dir} after epoch {trainer.epoch}, step {trainer.step_count}, to epoch {cfg.training.epochs}")
