@@ -3,7 +3,10 @@ differences and PyTorch), text data (names and any one-item-per-line file, split
 sampling with mlp-sample, and a text run's evaluation and samples."""
 
 import json
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -214,6 +217,21 @@ def test_mlp_sample_is_reproducible_and_n_is_a_prefix_of_more(text_run):
     assert all(line.startswith("ab") for line in prefixed)
     cold = invoke_cli(sample, "--model", model, "-n", "3", "--temperature", "0.01").output.splitlines()
     assert len(set(cold)) == 1  # nearly greedy: every item the likeliest one
+
+
+def test_mlp_sample_stops_at_once_when_its_reader_goes_away(text_run):
+    out, _ = text_run
+    proc = subprocess.Popen([sys.executable, "-m", "mlp_manual.cli.sample", "--model", str(out / "model.npz"),
+                             "-n", "1000000000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    lines = [proc.stdout.readline() for _ in range(3)]  # as `| head -3` reads
+    proc.stdout.close()
+    try:
+        assert proc.wait(timeout=120) == 0  # a billion items would take hours
+    finally:
+        proc.kill()
+    assert all(line.strip() for line in lines)
+    assert proc.stderr.read() == ""
 
 
 def test_mlp_sample_errors_are_one_line(text_run, tmp_path):

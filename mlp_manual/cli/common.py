@@ -65,6 +65,16 @@ def say(message: str, err: bool = False) -> None:
         drop_output(err)
 
 
+def output_failed(e: OSError) -> None:
+    """After a write of the command's product to standard output failed with ``e``: drop the rest
+    of the output (``drop_output``); a reader that has gone (EPIPE, ``| head``) wants no more, so
+    the caller ends quietly; any other failure (a full disk, a terminal gone) raises MachineError,
+    as the product is incomplete."""
+    drop_output()
+    if not isinstance(e, BrokenPipeError):
+        raise machine_error(e, "standard output") from None
+
+
 def write_csv(columns: list[str], rows: list[dict]) -> None:
     """The ``rows`` (dicts) as CSV on standard output, ``columns`` first; a missing value is
     empty. A closed pipe (``| head``) drops the rest."""

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import click
 
-from ..errors import machine_error
 from ..files import atomic_text_file
 from ..predict.model_file import read_model
 from ..predict.predictor import NO_PREPROCESSING, Predictor, predict_file
-from .common import drop_output, import_option, output_file, say, user_errors, version_option
+from .common import import_option, output_file, output_failed, say, user_errors, version_option
 
 PROGRESS_BYTES = 1 << 20  # inputs larger than this get a progress bar on a terminal
 
@@ -68,14 +67,11 @@ def main(model_path, input_path, output, proba, delimiter, keep):
             on_progress = (lambda done: bar.update(done - bar.pos))
         try:
             rows = predict_file(predictor, input_path, out, proba, delimiter, on_progress=on_progress, keep=keep)
-        except BrokenPipeError:  # standard output's reader has gone (| head): nobody wants the rest
-            drop_output()
-            return
         except OSError as e:
             if output:  # the output file: atomic_text_file names it
                 raise
-            drop_output()  # standard output on a full disk, a terminal gone: the predictions are incomplete
-            raise machine_error(e, "standard output") from None
+            output_failed(e)  # standard output's reader has gone (| head), or a full disk
+            return
     if output:
         say(f"wrote {rows} predictions to {output}", err=True)
 

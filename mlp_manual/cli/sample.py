@@ -6,7 +6,7 @@ import click
 
 from ..predict.model_file import read_model
 from ..predict.sample import check_text_model, generate
-from .common import import_option, say, user_errors, version_option
+from .common import import_option, output_failed, say, user_errors, version_option
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -50,10 +50,14 @@ def main(model_path, count, temperature, seed, prefix, max_length):
         raise click.BadParameter(f"the prefix has {len(prefix)} characters, more than --max-length {max_length}",
                                  param_hint="'--max-length'")
     cut = 0
-    for item in generate(model, vocabulary, count, temperature=temperature, seed=seed, prefix=prefix,
-                         max_length=max_length):
-        cut += not item.ended
-        say(item.text)
+    try:
+        for item in generate(model, vocabulary, count, temperature=temperature, seed=seed, prefix=prefix,
+                             max_length=max_length):
+            cut += not item.ended
+            click.echo(item.text)
+    except OSError as e:  # standard output's reader has gone (| head): stop drawing
+        output_failed(e)
+        return
     if cut:
         say(f"note: {cut} of {count} items reached --max-length {max_length} without ending and were cut there",
             err=True)
