@@ -121,3 +121,45 @@ def test_without_data_missing_an_empty_cell_is_an_error_that_says_how_to_fill_it
                         str(tmp_path / "new.csv"))
     assert result.exit_code == 1 and "new.csv: line 2, column 2 (b): the cell is empty" in result.output
     assert "(this model was trained without data.missing, so it fills none)" in result.output
+
+
+def test_na_nan_null_and_question_marks_are_missing_values_as_an_empty_cell_is(tmp_path):
+    holes_csv(tmp_path / "blank.csv")
+    text = (tmp_path / "blank.csv").read_text()
+    markers = iter(["NA", "NaN", "null", "?", " N/A ", "None", "nan", "#N/A", "NULL"] * 1000)
+    marked = "\n".join(",".join(c if c or k in (0, 4) else next(markers) for k, c in enumerate(line.split(",")))
+                       for line in text.splitlines()) + "\n"
+    assert "NA," in marked and ",?," in marked
+    for name, content in (("holes", text), ("marked", marked)):  # the same table, its holes written two ways
+        (tmp_path / "holes.csv").write_text(content)
+        assert train(tmp_path, "median", out=name).exit_code == 0
+    blank, marked_model = (read_model(tmp_path / name / "model.npz") for name in ("holes", "marked"))
+    np.testing.assert_array_equal(blank[0].layers[0].params["W"], marked_model[0].layers[0].params["W"])
+    assert marked_model[1].preprocessing.missing_values == ("NA", "N/A", "n/a", "#N/A", "NaN", "nan", "null", "NULL",
+                                                            "None", "?")
+    (tmp_path / "new.csv").write_text("a,b,c\nNA,1.0,2.0\n,1.0,2.0\n")
+    result = invoke_cli(predict_main, "--model", str(tmp_path / "marked" / "model.npz"), "--input",
+                        str(tmp_path / "new.csv"), "--proba")
+    assert result.exit_code == 0, result.output
+    first, second = result.stdout.splitlines()[1:]
+    assert first == second  # NA is filled as an empty cell is
+    result = train(tmp_path, "error", out="refused")
+    assert result.exit_code == 1
+    assert "the cell is 'NA', a missing value; a missing value cannot be trained on: fill it in or remove the row " \
+           "(or fill such cells: data.missing: mean, median or most_frequent)" in result.output
+
+
+def test_the_texts_of_a_missing_value_are_yours_to_choose(tmp_path):
+    rows = [f"{i % 7}.5,{'red' if i % 3 else 'None'},{i % 2}" for i in range(60)]
+    (tmp_path / "d.csv").write_text("x,colour,y\n" + "\n".join(rows) + "\n-,blue,1\n")
+    config = tmp_path / "c.yaml"
+    config.write_text(f"data: {{name: csv, path: {tmp_path / 'd.csv'}, missing: mean, missing_values: ['-']}}\n"
+                      "training: {epochs: 1}\n")
+    result = invoke_cli(train_main, "--config", str(config), "--out", str(tmp_path / "run"), "-q")
+    assert result.exit_code == 0, result.output
+    _, info = read_model(tmp_path / "run" / "model.npz")
+    assert info.preprocessing.categories[1] == ("None", "blue", "red")  # 'None' is a colour here
+    config.write_text(config.read_text().replace("['-']", "[NA, null]"))
+    result = invoke_cli(train_main, "--config", str(config), "--out", str(tmp_path / "run2"), "-q")
+    assert result.output == (f"Error: {config}: data.missing_values[1] must be a string, got None (YAML reads null, "
+                             "NULL and ~ as nothing: quote it, 'null')\n")

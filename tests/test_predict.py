@@ -143,7 +143,11 @@ def test_predictions_stream_in_chunks_with_the_same_answers_and_errors_that_name
     cells[2] = "n/a"
     lines[50] = ",".join(cells)
     (tmp_path / "bad.csv").write_text("\n".join(lines) + "\n")
-    with pytest.raises(DataError, match=re.escape(f"{tmp_path / 'bad.csv'}: line 51, column 3 (stem_mm): 'n/a' is not a number")):
+    with pytest.raises(DataError, match=re.escape(f"{tmp_path / 'bad.csv'}: line 51, column 3 (stem_mm): the cell is "
+                                                  "'n/a', a missing value; a missing value cannot be predicted from")):
+        predict_file(predictor, tmp_path / "bad.csv", io.StringIO(), chunk_rows=7)
+    (tmp_path / "bad.csv").write_text((tmp_path / "bad.csv").read_text().replace("n/a", "n.a."))
+    with pytest.raises(DataError, match=re.escape(f"{tmp_path / 'bad.csv'}: line 51, column 3 (stem_mm): 'n.a.' is not a number")):
         predict_file(predictor, tmp_path / "bad.csv", io.StringIO(), chunk_rows=7)
 
 

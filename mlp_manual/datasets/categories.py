@@ -11,6 +11,7 @@ N = rows, K = categories of a column.
 import numpy as np
 
 from ..errors import DataError
+from .cells import is_missing, is_number, missing_problem
 
 # data.unseen_category: what a category the training split never had becomes: an error naming
 # it, or all-zero one-hot columns
@@ -20,22 +21,15 @@ UNSEEN_KINDS = ("error", "zeros")
 MAX_DETECTED = 100
 
 
-def is_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
-
-
-def detect(rows: list, features: list[int], names: list[str] | None, name) -> list[int]:
+def detect(rows: list, features: list[int], names: list[str] | None, name, missing_values=()) -> list[int]:
     """The feature columns (indices into each row) of ``rows`` [(line, cells), ...] that hold
-    text: more than half of their filled cells are not numbers. A column with fewer texts than
-    that is numbers with a mistake, which the reader of numbers reports by its cell. DataError
-    for a text column with a different text in most rows (an ID or free text)."""
+    text: more than half of their filled cells (neither empty nor one of ``missing_values``) are
+    not numbers. A column with fewer texts than that is numbers with a mistake, which the reader
+    of numbers reports by its cell. DataError for a text column with a different text in most
+    rows (an ID or free text)."""
     chosen = []
     for k in features:
-        cells = [r[k].strip() for _, r in rows if r[k].strip()]
+        cells = [c for c in (r[k].strip() for _, r in rows) if not is_missing(c, missing_values)]
         texts = sum(not is_number(c) for c in cells)
         if texts * 2 <= len(cells):
             continue
@@ -53,25 +47,25 @@ MISSING_REMEDY = " (or fill such cells: data.missing: most_frequent)"
 
 
 def encode(rows: list, column: int, where, known: list[str] | None = None, missing: bool = False,
-           unseen: str = "error", remedy: str = "",
-           missing_remedy: str = MISSING_REMEDY) -> tuple[np.ndarray, list[str]]:
+           unseen: str = "error", remedy: str = "", missing_remedy: str = MISSING_REMEDY,
+           missing_values=()) -> tuple[np.ndarray, list[str]]:
     """The cells of ``column`` of ``rows`` [(line, cells), ...] as codes (N,) float64, and the
     categories they index: ``known`` when given, else the column's own distinct texts, sorted.
 
-    A cell is stripped of surrounding spaces. An empty one is NaN with ``missing``, else a
-    DataError; a text not in ``known`` is -1 when ``unseen`` is "zeros", else a DataError.
-    ``where(line)`` names a cell in messages; ``remedy`` ends the message of an unseen text,
-    ``missing_remedy`` that of an empty cell.
+    A cell is stripped of surrounding spaces. A missing one (empty, or one of ``missing_values``)
+    is NaN with ``missing``, else a DataError; a text not in ``known`` is -1 when ``unseen`` is
+    "zeros", else a DataError. ``where(line)`` names a cell in messages; ``remedy`` ends the
+    message of an unseen text, ``missing_remedy`` that of a missing one.
     """
     cells = [r[column].strip() for _, r in rows]
-    categories = known if known is not None else sorted(set(c for c in cells if c))
+    categories = known if known is not None else sorted(set(c for c in cells if not is_missing(c, missing_values)))
     index = {c: i for i, c in enumerate(categories)}
     codes = np.empty(len(cells))
     for i, ((line, _), cell) in enumerate(zip(rows, cells)):
-        if not cell:
+        if is_missing(cell, missing_values):
             if not missing:
-                raise DataError(f"{where(line)}: the cell is empty; a missing category cannot be used: fill it in "
-                                f"or remove the row{missing_remedy}")
+                raise DataError(f"{where(line)}: {missing_problem(cell)}; a missing category cannot be used: fill it "
+                                f"in or remove the row{missing_remedy}")
             codes[i] = np.nan
         elif cell in index:
             codes[i] = index[cell]

@@ -6,10 +6,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import ConfigError, DataError, did_you_mean, short_repr
+from ..errors import ConfigError, DataError, did_you_mean, short_repr, short_text
 from ..files import open_regular
 from ..options import BOOL, PATH, TEXT, Items, Kind, Option, choice, is_integer
 from . import categories as cat
+from .cells import MISSING_VALUES, is_missing, missing_problem
 from .dataset import MISSING_KINDS
 
 
@@ -19,6 +20,14 @@ def column_name(item, key: str):
     if not (isinstance(item, str) or is_integer(item)):
         raise ConfigError(f"{key} must be a column name or index, got {short_repr(item)}")
     return item
+
+
+def missing_text(item, key: str) -> str:
+    """A cell's text that marks a missing value (data.missing_values), stripped as cells are."""
+    if not isinstance(item, str):
+        quote = " (YAML reads null, NULL and ~ as nothing: quote it, 'null')" if item is None else ""
+        raise ConfigError(f"{key} must be a string, got {short_repr(item)}{quote}")
+    return item.strip()
 
 
 COLUMNS = Items("a list of column names or indices", column_name)
@@ -35,7 +44,9 @@ OPTIONS = {
                      help="the target column, index or header name"),
     "columns": Option(SOME_COLUMNS, None, help="the feature columns, in this order (default: all)"),
     "drop": Option(COLUMNS, (), help="columns that are not features (an ID column)"),
-    "missing": choice(MISSING_KINDS, "error", "what an empty feature cell becomes"),
+    "missing": choice(MISSING_KINDS, "error", "what a missing feature value becomes"),
+    "missing_values": Option(Items("a list of strings", missing_text), MISSING_VALUES,
+                             help="cells that are missing values, as an empty cell is"),
     "categorical": Option(SOME_COLUMNS, None, help="columns of categories (default: text columns)"),
     "unseen_category": choice(cat.UNSEEN_KINDS, "error", "a category training lacks: error, or all 0"),
     "header": Option(BOOL, True, help="the first row holds column names"),
@@ -60,14 +71,16 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
              task: str = "classification", every_class: bool = True, key: str | None = None, dtype=np.float64,
              columns: tuple | None = None, drop: tuple = (), missing: str = "error", categorical: tuple | None = None,
              known: tuple | None = None, unseen: str = "error", columns_from: str | None = None,
-             unseen_remedy: str = " (set data.unseen_category: zeros to read such a value as all zeros)"):
+             unseen_remedy: str = " (set data.unseen_category: zeros to read such a value as all zeros)",
+             missing_values: tuple = MISSING_VALUES):
     """Read a numeric CSV; one column is the target, the others (or ``columns`` of them, or all
     but ``drop``) are the features.
 
     Inputs: target, a column index (negative counts from the end) or, with a header, a name;
     columns, the feature columns in order (data.columns), and drop, columns that are not
     features (data.drop), each a name or an index;
-    missing, what an empty feature cell is (data.missing): "error", or NaN, to be filled;
+    missing, what a missing feature value is (data.missing): "error", or NaN, to be filled; a
+    missing value is an empty cell or one of ``missing_values`` (data.missing_values);
     categorical, the feature columns that hold categories (data.categorical: names or indices),
     or None to take those that hold text; known, a model's categories per feature (as
     ``levels``: these columns are categorical), to code the cells by instead of the file's own
@@ -101,6 +114,7 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         if broken is not None:
             raise DataError(f"{name}: header cell {broken[:40]!r} holds a line break (a quoted cell spanning "
                             "lines); put each column name on the first line")
+        _refuse_repeated_names(names, name)
         rows = rows[1:]
     if not rows:
         raise DataError(f"{name}: no data rows")
@@ -133,7 +147,7 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
             raise DataError(f"{name}: has {len(features)} feature columns, the model takes {len(known)}")
         text = [k for k, c in zip(features, known) if c is not None]
     elif categorical is None:
-        text = cat.detect(rows, features, names, name)
+        text = cat.detect(rows, features, names, name, missing_values)
     else:
         text = [column_index(c, names, width, name, "data.categorical") for c in categorical]
         stray = next((k for k in text if k not in features), None)
@@ -146,13 +160,13 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         rows, numbers, name, "trained on", first_row_hint=hint, column_names=names, dtype=dtype,
         remedy=TRAINING_REMEDY, missing=missing != "error",
         missing_remedy=" (or fill such cells: data.missing: mean, median or most_frequent)",
-        text_remedy=" (a column of categories? name it in data.categorical)")
+        text_remedy=" (a column of categories? name it in data.categorical)", missing_values=missing_values)
     levels = [None] * len(features)
     for k in text:
         j = features.index(k)
         X[:, j], levels[j] = cat.encode(
             rows, k, lambda line: cell_where(name, line, k, names), None if known is None else list(known[j]),
-            missing != "error", unseen, unseen_remedy)
+            missing != "error", unseen, unseen_remedy, missing_values=missing_values)
         levels[j] = tuple(levels[j])
     found = {"levels": tuple(levels) if text else None,
              "categorical": tuple(names[k] if names else k for k in sorted(text))}
@@ -268,14 +282,15 @@ def delimiter_hint(cells: list[str], delimiter: str, option: str) -> str:
 
 def parse_numbers(rows: list, columns: list[int], name, purpose: str, first_row_hint: str = "",
                   column_names: list[str] | None = None, dtype=np.float64, remedy: str = "",
-                  missing: bool = False, missing_remedy: str = "", text_remedy: str = "") -> np.ndarray:
+                  missing: bool = False, missing_remedy: str = "", text_remedy: str = "",
+                  missing_values=()) -> np.ndarray:
     """The cells ``columns`` (indices into each row) of ``rows`` [(line, cells), ...] as numbers.
 
-    Every cell must be a number that ``dtype`` holds as a finite value, or, with ``missing``,
-    empty (a missing value, read as NaN); the error names the line and the column (1-based, and
-    its name when ``column_names`` is given) and says what such a value cannot be: ``purpose``
-    (and, beyond the dtype's range, what to do: ``remedy``; for an empty cell, ``missing_remedy``;
-    for text, ``text_remedy``).
+    Every cell must be a number that ``dtype`` holds as a finite value, or, with ``missing``, a
+    missing value (empty, or one of ``missing_values``: read as NaN); the error names the line
+    and the column (1-based, and its name when ``column_names`` is given) and says what such a
+    value cannot be: ``purpose`` (and, beyond the dtype's range, what to do: ``remedy``; for a
+    missing value, ``missing_remedy``; for text, ``text_remedy``).
     Returns: X (N, len(columns)) float64.
     """
     X = np.empty((len(rows), len(columns)))
@@ -286,15 +301,15 @@ def parse_numbers(rows: list, columns: list[int], name, purpose: str, first_row_
             try:
                 X[i, j] = float(cell)
             except ValueError:
-                where = cell_where(name, line, k, column_names)
-                if not cell.strip():
-                    if missing:
-                        X[i, j] = np.nan
-                        continue
-                    raise DataError(f"{where}: the cell is empty; a missing value cannot be {purpose}: fill it in or "
-                                    f"remove the row{missing_remedy}") from None
-                raise DataError(f"{where}: {cell.strip()!r} is not a number"
-                                f"{first_row_hint if i == 0 and first_row_hint else text_remedy}") from None
+                X[i, j] = np.nan  # text: a missing value, or a mistake
+                if not is_missing(cell.strip(), missing_values):
+                    raise DataError(f"{cell_where(name, line, k, column_names)}: {cell.strip()!r} is not a number"
+                                    f"{first_row_hint if i == 0 and first_row_hint else text_remedy}") from None
+            if X[i, j] != X[i, j] and is_missing(cell.strip(), missing_values):  # NaN: empty, NA, or "nan" itself
+                if missing:
+                    continue
+                raise DataError(f"{cell_where(name, line, k, column_names)}: {missing_problem(cell.strip())}; a "
+                                f"missing value cannot be {purpose}: fill it in or remove the row{missing_remedy}")
             if not np.isfinite(X[i, j]):
                 where = cell_where(name, line, k, column_names)
                 raise DataError(f"{where}: {cell.strip()!r} is not a finite number "
@@ -313,6 +328,17 @@ def cell_where(name, line: int, column: int, column_names) -> str:
 def _label_list(present: np.ndarray) -> str:
     shown = ", ".join(f"{v:g}" for v in present[:5])
     return shown + (f", ..., {present[-1]:g}" if len(present) > 5 else "")
+
+
+def _refuse_repeated_names(names: list[str], name) -> None:
+    """A header must name each column once: a model finds its features by name, and a second
+    target column would be read as a feature."""
+    first: dict[str, int] = {}
+    for k, column in enumerate(names):
+        if column in first:
+            raise DataError(f"{name}: the header names column {short_text(repr(column))} twice (columns "
+                            f"{first[column] + 1} and {k + 1}); give each column its own name")
+        first[column] = k
 
 
 def _check_trailing_delimiter(rows: list, name, delimiter: str) -> None:

@@ -39,6 +39,7 @@ class Dataset:
     levels: tuple | None = None
     # regression: how y (every split) was standardized (data.target_preprocess); None: y as in the data
     target_preprocessing: "Preprocessing | None" = None
+    missing_values: tuple[str, ...] | None = None  # a CSV's texts of a missing value (data.missing_values)
 
     @property
     def text(self) -> bool:
@@ -156,6 +157,9 @@ class Preprocessing:
     fill: np.ndarray | None = None  # (R,): what a missing input becomes first (a category's code); None: none
     categories: tuple | None = None  # (R,): None for a number column, or a categorical column's categories
     unseen: str = "error"  # data.unseen_category, kept for prediction: an unseen category is an error, or zeros
+    # data.missing_values, kept for prediction: the texts of a missing value besides an empty cell;
+    # None for a model not trained on a CSV, or written before models kept them (only empty cells)
+    missing_values: tuple[str, ...] | None = None
 
     @property
     def numbers(self) -> list[int]:
@@ -183,11 +187,11 @@ class Preprocessing:
 
     @classmethod
     def fit(cls, kind: str, X: np.ndarray, missing: str = "error", levels: tuple | None = None,
-            unseen: str = "error") -> "Preprocessing":
+            unseen: str = "error", missing_values: tuple[str, ...] | None = None) -> "Preprocessing":
         """Fit ``kind`` on the training inputs X (N, R), after filling their missing values as
         ``missing`` says (a MISSING_KINDS name; "error": X has none). With ``levels`` (the
         texts a categorical column's codes index), the categories are those in X, each column's
-        most frequent one filling its missing values."""
+        most frequent one filling its missing values. ``missing_values`` is kept as it is."""
         categories = None
         if levels is not None:
             categories = tuple(None if lv is None else tuple(lv[int(c)] for c in np.unique(X[:, j][~np.isnan(X[:, j])]))
@@ -203,13 +207,13 @@ class Preprocessing:
         if categories is not None:
             X = X[:, [j for j, c in enumerate(categories) if c is None]]  # (N, number columns)
         if kind == "none" or X.shape[1] == 0:
-            return cls(fill=fill, categories=categories, unseen=unseen)
+            return cls(fill=fill, categories=categories, unseen=unseen, missing_values=missing_values)
         if kind == "scale":
             lo, hi = X.min(), X.max()
             return cls(kind, float(lo), float(hi - lo) if hi > lo else 1.0, fill,  # the difference in X's dtype
-                       categories, unseen)
+                       categories, unseen, missing_values)
         std = X.std(axis=0)  # (D,)
-        return cls(kind, X.mean(axis=0), np.where(std > 0, std, 1.0), fill, categories, unseen)
+        return cls(kind, X.mean(axis=0), np.where(std > 0, std, 1.0), fill, categories, unseen, missing_values)
 
     def recode(self, X: np.ndarray, levels: tuple, part: str = "", source: str = "",
                names: tuple[str, ...] | None = None) -> np.ndarray:
@@ -257,7 +261,8 @@ class Preprocessing:
         """``{"kind": "none"}``, ``{"kind": "scale", "shift": x, "scale": y}`` or
         ``{"kind": "standardize", "shift": [...], "scale": [...]}`` (one number per number
         column), with ``fill`` (one per raw column) when missing values are filled, and
-        ``categories`` (per raw column: null, or its categories) and ``unseen`` with categories."""
+        ``categories`` (per raw column: null, or its categories) and ``unseen`` with categories,
+        and ``missing_values`` when kept."""
         as_json = (lambda v: float(v) if np.ndim(v) == 0 else [float(x) for x in v])
         spec = {"kind": "none"} if self.kind == "none" else \
             {"kind": self.kind, "shift": as_json(self.shift), "scale": as_json(self.scale)}
@@ -266,6 +271,8 @@ class Preprocessing:
         if self.categories is not None:
             spec["categories"] = [None if c is None else list(c) for c in self.categories]
             spec["unseen"] = self.unseen
+        if self.missing_values is not None:
+            spec["missing_values"] = list(self.missing_values)
         return spec
 
     @classmethod
@@ -275,7 +282,8 @@ class Preprocessing:
         if not isinstance(spec, dict) or spec.get("kind") not in PREPROCESS_KINDS:
             raise ValueError(f"kind must be one of {', '.join(PREPROCESS_KINDS)}")
         kind = spec["kind"]
-        if set(spec) - {"fill", "categories", "unseen"} != ({"kind"} if kind == "none" else {"kind", "shift", "scale"}):
+        if set(spec) - {"fill", "categories", "unseen", "missing_values"} != (
+                {"kind"} if kind == "none" else {"kind", "shift", "scale"}):
             raise ValueError(f"{kind} has keys {sorted(spec)}")
         categories, unseen, raw, numbers = None, "error", n_features, n_features
         if "categories" in spec or "unseen" in spec:
@@ -296,8 +304,13 @@ class Preprocessing:
             if not isinstance(v, list) or (raw is not None and len(v) != raw) or not all(_finite_number(x) for x in v):
                 raise ValueError(f"fill must be a list of {raw} finite numbers, one per raw column")
             fill = np.array(v, dtype=np.float64)
+        missing_values = spec.get("missing_values")
+        if missing_values is not None:
+            if not (isinstance(missing_values, list) and all(isinstance(t, str) for t in missing_values)):
+                raise ValueError("missing_values must be a list of texts")
+            missing_values = tuple(missing_values)
         if kind == "none":
-            return cls(fill=fill, categories=categories, unseen=unseen)
+            return cls(fill=fill, categories=categories, unseen=unseen, missing_values=missing_values)
         values = {}
         for key in ("shift", "scale"):
             v = spec[key]
@@ -307,7 +320,7 @@ class Preprocessing:
             if not all(_finite_number(x) for x in items) or (key == "scale" and min(items, default=1) <= 0):
                 raise ValueError(f"{key} must hold finite numbers" + (" > 0" if key == "scale" else ""))
             values[key] = np.array(v, dtype=np.float64) if kind == "standardize" else float(v)
-        return cls(kind, values["shift"], values["scale"], fill, categories, unseen)
+        return cls(kind, values["shift"], values["scale"], fill, categories, unseen, missing_values)
 
     def invert(self, X: np.ndarray) -> np.ndarray:
         """Model inputs (N, D) back to raw units (for plots of number columns)."""
@@ -327,7 +340,7 @@ def preprocess(ds: Dataset, how: str, dtype=None, fitted: "Preprocessing | None"
     as ``unseen`` says (categories.UNSEEN_KINDS)."""
     source = ds.source or ds.name
     try:
-        p = fitted or Preprocessing.fit(how, ds.X_train, missing, ds.levels, unseen)
+        p = fitted or Preprocessing.fit(how, ds.X_train, missing, ds.levels, unseen, ds.missing_values)
     except DataError as e:
         raise DataError(f"{source}: {e}") from None
     if p.categories is not None and ds.levels is None:

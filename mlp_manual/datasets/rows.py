@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import DataError
 from ..files import check_regular, open_regular
 from . import categories as cat
+from .cells import is_missing, is_number
 from .csvfile import cell_where, column_index, delimiter_hint, parse_numbers
 
 
@@ -24,7 +25,8 @@ class RowFile:
     Inputs: n_features R and feature_names (the model's raw feature columns, None when it has
     no names); categories, per feature None or a categorical column's categories, whose cells
     become codes (categories.py), a text not among them being an error or, with ``unseen``
-    "zeros", -1; delimiter of a CSV; dtype, the model's, whose range a CSV's numbers must fit. A
+    "zeros", -1; missing_values, the texts of a missing value besides an empty cell (the model's
+    data.missing_values); delimiter of a CSV; dtype, the model's, whose range a CSV's numbers must fit. A
     ``.npy`` file is read by memory mapping and yields (N, D) or (N, H, W) arrays as stored, for
     the caller to check against the model; a CSV yields (N, R) float64 arrays of finite numbers
     within the dtype's range (and codes), its columns in the training order.
@@ -35,9 +37,10 @@ class RowFile:
 
     def __init__(self, path: str | os.PathLike, n_features: int | None, feature_names=None, delimiter: str = ",",
                  chunk_rows: int = 4096, dtype=np.float64, keep: tuple = (), missing: bool = False,
-                 categories: tuple | None = None, unseen: str = "error"):
+                 categories: tuple | None = None, unseen: str = "error", missing_values: tuple = ()):
         self.path, self.name, self.dtype = path, str(path), dtype
-        self.missing = missing  # an empty cell is a missing value (NaN), which the model's preprocessing fills
+        self.missing = missing  # a missing value (NaN) is filled by the model's preprocessing, not refused
+        self.missing_values = missing_values  # the texts of a missing value besides an empty cell
         self.n_features, self.feature_names = n_features, feature_names
         self.categories, self.unseen = categories, unseen
         self.keep = tuple(keep)  # columns copied as they are (a name, or an index without a header)
@@ -110,19 +113,16 @@ class RowFile:
 
     def _is_header(self, cells: list[str]) -> bool:
         """A first row is a header when it holds every training feature name (names that look
-        like numbers), or when a cell that should be a number is not: any cell, but those of
-        the categorical columns of a row as wide as the model's raw rows."""
+        like numbers), or when a cell that should be a number is neither a number nor a missing
+        value: any cell, but those of the categorical columns of a row as wide as the model's
+        raw rows."""
         stripped = [c.strip() for c in cells]
         if self.feature_names and set(self.feature_names) <= set(stripped):
             return True
         numbers = range(len(stripped))
         if self.categories is not None and len(stripped) == len(self.categories):
             numbers = [j for j, c in enumerate(self.categories) if c is None]
-        try:
-            [float(stripped[j]) for j in numbers]
-        except ValueError:
-            return True
-        return False
+        return any(not (is_number(stripped[j]) or is_missing(stripped[j], self.missing_values)) for j in numbers)
 
     def _columns(self, names: list[str] | None, width: int) -> list[int]:
         """Indices of the training features in the file's columns."""
@@ -171,17 +171,19 @@ class RowFile:
         numbers = "predicted from", " (this model was trained without data.missing, so it fills none)"
         if self.categories is None:
             return parse_numbers(records, columns, self.name, numbers[0], column_names=names, dtype=self.dtype,
-                                 remedy=", the model's dtype", missing=self.missing, missing_remedy=numbers[1])
+                                 remedy=", the model's dtype", missing=self.missing, missing_remedy=numbers[1],
+                                 missing_values=self.missing_values)
         X = np.empty((len(records), len(columns)))  # (N, R)
         of_numbers = [j for j, c in enumerate(self.categories) if c is None]
         X[:, of_numbers] = parse_numbers(records, [columns[j] for j in of_numbers], self.name, numbers[0],
                                          column_names=names, dtype=self.dtype, remedy=", the model's dtype",
-                                         missing=self.missing, missing_remedy=numbers[1])
+                                         missing=self.missing, missing_remedy=numbers[1],
+                                         missing_values=self.missing_values)
         for j, known in enumerate(self.categories):
             if known is not None:
                 k = columns[j]
                 X[:, j], _ = cat.encode(records, k, lambda line: cell_where(self.name, line, k, names), list(known),
                                         self.missing, self.unseen, " (the model was trained with "
                                         "data.unseen_category: error; one trained with zeros reads it as all zeros)",
-                                        numbers[1])
+                                        numbers[1], self.missing_values)
         return X
