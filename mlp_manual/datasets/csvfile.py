@@ -121,7 +121,8 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
     width = len(names) if names else len(rows[0][1])
     for line, r in rows:
         if len(r) != width:
-            raise DataError(f"{name}: line {line} has {len(r)} columns, expected {width}")
+            raise DataError(f"{name}: line {line} has {len(r)} columns, expected {width}"
+                            + delimiter_hint(names or [], delimiter, "data.delimiter", "the header"))
     if width < 2:
         first = rows[0][1] if names is None else names
         raise DataError(f"{name}: needs at least 2 columns (features and a target), found {width}"
@@ -200,8 +201,7 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
     bad = np.flatnonzero((numeric != np.round(numeric)) | (numeric < 0) | ~np.isfinite(numeric))
     if bad.size:
         line = rows[bad[0]][0]
-        raise DataError(f"{name}: line {line}: class label {labels[bad[0]]!r} is not an integer >= 0 "
-                        "(use data.task: regression for numeric targets)")
+        raise DataError(f"{name}: line {line}: class label {labels[bad[0]]!r} is not an integer >= 0{REGRESSION_HINT}")
     present = np.unique(numeric)  # sorted
     if every_class and len(present) < 2:
         raise single_class
@@ -211,11 +211,12 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         top = int(numeric.argmax())
         raise DataError(f"{name}: integer class labels must run 0..C-1 with no gaps, but no row has label "
                         f"{missing} (labels found: {_label_list(present)}; the largest, {labels[top]!r}, is on "
-                        f"line {rows[top][0]})")
+                        f"line {rows[top][0]}){REGRESSION_HINT}")
     return CsvData(X, numeric.astype(np.int64), None, feature_names, target_name, **found)
 
 
 TRAINING_REMEDY = "; correct the value, or train in float64 (dtype: float64)"
+REGRESSION_HINT = " (use data.task: regression for numeric targets)"
 
 
 def column_index(column: int | str, names: list[str] | None, width: int, name, key: str) -> int:
@@ -273,11 +274,12 @@ def beyond(dtype) -> str:
     return f"is beyond {np.dtype(dtype).name}'s range (magnitudes up to {np.finfo(dtype).max:.2g})"
 
 
-def delimiter_hint(cells: list[str], delimiter: str, option: str) -> str:
-    """``; is the file separated by ';'? (data.delimiter)`` when a line read as one cell holds
-    another common delimiter, else "": the one rule for a file read with the wrong delimiter."""
+def delimiter_hint(cells: list[str], delimiter: str, option: str, what: str = "the line") -> str:
+    """``; the line is one column: is the file separated by ';'? (data.delimiter)`` when a line
+    (``what``) read as one cell holds another common delimiter, else "": the one rule for a file
+    read with the wrong delimiter."""
     other = [d for d in ";,\t|" if d != delimiter and len(cells) == 1 and d in cells[0]]
-    return f"; the line is one column: is the file separated by {other[0]!r}? ({option})" if other else ""
+    return f"; {what} is one column: is the file separated by {other[0]!r}? ({option})" if other else ""
 
 
 def parse_numbers(rows: list, columns: list[int], name, purpose: str, first_row_hint: str = "",

@@ -166,7 +166,8 @@ class RowFile:
         self._lines = [line for line, _ in records]
         for line, cells in records:
             if len(cells) != width:
-                raise DataError(f"{self.name}: line {line} has {len(cells)} columns, expected {width}")
+                raise DataError(f"{self.name}: line {line} has {len(cells)} columns, expected {width}"
+                                + delimiter_hint(names or [], self.delimiter, "--delimiter", "the header"))
         self.kept = [[cells[k] for k in self._kept_of] for _, cells in records]
         numbers = "predicted from", " (this model was trained without data.missing, so it fills none)"
         if self.categories is None:
