@@ -1,10 +1,13 @@
 """What this machine allows a run: the memory it may ask for.
 
-Read by the config's memory estimate (``config/memory.py``) and by loaders that check a file's
-size before reading it (``datasets/text.py``).
+Read by the config's memory estimate (``config/memory.py``), by loaders that check a file's
+size before reading it (``datasets/text.py``) and by the one-hot encoding of categorical columns
+(``datasets/categories.py``), each before it allocates.
 """
 
 import os
+
+from .readable import readable_bytes
 
 FALLBACK_LIMIT = 4 << 30
 
@@ -24,3 +27,12 @@ def memory_limit() -> tuple[int, str]:
     except (ImportError, ValueError, OSError):
         pass
     return limit, why
+
+
+def beyond_limit(need: int) -> str | None:
+    """None when a run may ask for ``need`` bytes; else the words that end a refusal: ``more
+    than the 12.3 GB a run may use (half this machine's memory)``."""
+    limit, why = memory_limit()
+    if need <= limit:
+        return None
+    return f"more than the {readable_bytes(limit).removeprefix('about ')} a run may use ({why})"

@@ -4,6 +4,7 @@ again by mlp-predict, mlp-eval and the ONNX graph."""
 
 import csv
 import io
+import os
 
 import numpy as np
 import pytest
@@ -230,3 +231,26 @@ def test_a_warm_start_from_other_categories_is_refused(tmp_path):
                         "--init-from", str(tmp_path / "run" / "model.npz"), "-q")
     assert result.exit_code == 1 and "was trained on other categories (blue, green, red; L, M, S) than this data " \
                                       "has (amber, blue, red; L, M, S)" in result.output
+
+
+def test_one_hot_columns_beyond_the_memory_a_run_may_use_are_refused_before_they_are_made(tmp_path):
+    import resource
+    import subprocess
+    import sys
+
+    (tmp_path / "wide.csv").write_text("x,code,y\n" + "".join(f"{i % 10},k{i},{i % 2}\n" for i in range(6000)))
+    (tmp_path / "c.yaml").write_text("data: {name: csv, path: wide.csv, categorical: [code], unseen_category: zeros, "
+                                     "val_fraction: 0.2}\ntraining: {epochs: 1}\n")
+    limit = 1 << 30  # 1 GiB of address space: a run may use 512 MiB; 6,000 rows of 4,801 inputs need more
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    done = subprocess.run([sys.executable, "-m", "mlp_manual.cli.train", "--config", "c.yaml", "--out", "run"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300, preexec_fn=limited,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == ("Error: wide.csv (data.path): 'code' has 4,800 categories, one model input each; the 4,801 "
+                           "inputs of 6,000 rows need about 691 MB, more than the 537 MB a run may use (half the "
+                           "address-space limit, ulimit -v): leave the column out with data.drop, or group its rare "
+                           "values into one\n")

@@ -85,11 +85,11 @@ def check_memory(cfg, source: str | None = None, n_features: int | None = None, 
     blamed = (f"training.batch_size {short_repr(cfg.training.batch_size)}" if widest is None or rows >= widest[2]
               else widest[0])  # the larger factor of rows x widths
     parts.append((rows * widths * itemsize * 3, blamed, "the activations and gradients of a batch"))
-    total, (limit, why) = sum(p[0] for p in parts), machine.memory_limit()
-    if total <= limit:
+    total = sum(p[0] for p in parts)
+    beyond = machine.beyond_limit(total)
+    if beyond is None:
         return
     need, what, purpose = max(parts)
     prefix = f"{source}: " if source else ""
     run = "" if 10 * need > 9 * total else f" (the whole run {readable_bytes(total)})"
-    raise ConfigError(f"{prefix}{what} needs {readable_bytes(need)} for {purpose}{run}, more than the "
-                      f"{readable_bytes(limit).removeprefix('about ')} a run may use ({why})")
+    raise ConfigError(f"{prefix}{what} needs {readable_bytes(need)} for {purpose}{run}, {beyond}")

@@ -10,7 +10,9 @@ N = rows, K = categories of a column.
 
 import numpy as np
 
+from .. import machine
 from ..errors import DataError
+from ..readable import readable_bytes
 from .cells import is_missing, is_number, missing_problem
 
 # data.unseen_category: what a category the training split never had becomes: an error naming
@@ -80,6 +82,25 @@ def encode(rows: list, column: int, where, known: list[str] | None = None, missi
 def shown(categories) -> str:
     """The first few categories, for a message."""
     return ", ".join(map(repr, categories[:5])) + (", ..." if len(categories) > 5 else "")
+
+
+ONE_HOT_BYTES_PER_VALUE = 8 * 3  # float64: the one-hot columns, the inputs they are stacked into, the cast
+
+
+def check_one_hot_size(categories: tuple, rows: int, names: tuple[str, ...] | None, source: str) -> None:
+    """DataError, before any one-hot column is made, when ``rows`` rows of the model inputs
+    that ``categories`` give (per raw column: None for a number, or its categories) would need
+    more memory than a run may use; it names the column with the most categories."""
+    width = sum(1 if c is None else len(c) for c in categories)
+    need = rows * width * ONE_HOT_BYTES_PER_VALUE
+    beyond = machine.beyond_limit(need)
+    if beyond is None:
+        return
+    j = max(range(len(categories)), key=lambda j: len(categories[j] or ()))
+    column = repr(names[j]) if names else f"feature {j + 1}"
+    raise DataError(f"{source}: {column} has {len(categories[j]):,} categories, one model input each; the {width:,} "
+                    f"inputs of {rows:,} rows need {readable_bytes(need)}, {beyond}: leave the column out with "
+                    "data.drop, or group its rare values into one")
 
 
 def one_hot(codes: np.ndarray, k: int) -> np.ndarray:

@@ -346,6 +346,9 @@ def preprocess(ds: Dataset, how: str, dtype=None, fitted: "Preprocessing | None"
     if p.categories is not None and ds.levels is None:
         raise DataError(f"{source}: the model has categorical columns, the data has none")
     splits = {part: getattr(ds, f"X_{part}") for part in ("train", "val", "test")}
+    if p.categories is not None:
+        cat.check_one_hot_size(p.categories, sum(len(X) for X in splits.values() if X is not None), ds.feature_names,
+                               source)
     if ds.levels is not None:
         if p.categories is None or [c is None for c in p.categories] != [lv is None for lv in ds.levels]:
             raise DataError(f"{source}: its categorical columns are not the model's")

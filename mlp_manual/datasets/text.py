@@ -25,6 +25,7 @@ from .. import machine
 from ..errors import DataError
 from ..files import open_regular
 from ..options import INTEGER, Option
+from ..readable import readable_bytes
 from .csvfile import PATHS
 from .dataset import Dataset
 from .real import SHIPPED_DIR
@@ -129,14 +130,11 @@ def _split(n: int, cfg: DataSettings, rng: np.random.Generator, name: str) -> di
 def _check_size(size: int, context: int, name: str) -> None:
     """DataError, before a file of ``size`` bytes is read, when the examples it makes would not
     fit in a run's memory."""
-    from ..readable import readable_bytes
-
     need = size * (context + 1) * BYTES_PER_EXAMPLE_VALUE  # at most a character per byte, each an example
-    limit, why = machine.memory_limit()
-    if need > limit:
+    beyond = machine.beyond_limit(need)
+    if beyond:
         raise DataError(f"{name}: {size:,} bytes of text with data.context {context} make examples that need "
-                        f"{readable_bytes(need)}, more than the {readable_bytes(limit).removeprefix('about ')} a run "
-                        f"may use ({why})")
+                        f"{readable_bytes(need)}, {beyond}")
 
 
 def _read_names(cfg: DataSettings) -> tuple[bytes, str]:
