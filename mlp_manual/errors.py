@@ -133,7 +133,8 @@ class GradcheckError(MLPManualError):
 
 class TrainingWarning(UserWarning):
     """Training goes on, but something looks wrong. ``kind`` names what: ``vanishing``,
-    ``exploding`` and ``dead`` (diagnostics), ``initial_loss`` (the loss of the fresh model).
+    ``exploding`` and ``dead`` (diagnostics), ``initial_loss`` (the loss of the fresh model),
+    ``not_learning`` (the learning check), ``data`` (a dataset that loads but looks wrong).
     The message is the whole line the CLI prints, e.g. ``DEAD step 599: layer 3 (ReLU()) ...``.
     """
 

@@ -25,6 +25,7 @@ from mlp_manual.gradcheck.numgrad import numerical_gradient
 from mlp_manual.layers import BatchNorm1d, Linear, Tanh
 from mlp_manual.layers.embedding import Embedding
 from mlp_manual.losses import softmax_cross_entropy
+from mlp_manual.predict.model_file import read_model
 
 WORDS = ["".join(np.random.default_rng(i).choice(list("abcdefgh"), size=3 + i % 4)) for i in range(60)]  # 60 words, 8 letters
 
@@ -34,8 +35,8 @@ def text_config(tmp_path, words=WORDS, **data):
     path.write_text("\n".join(words) + "\n")
     layers = "[{type: embedding, dim: 4}, {type: linear, units: 16}, tanh, {type: linear}]"
     config = tmp_path / "text.yaml"
-    extra = "".join(f", {k}: {v}" for k, v in data.items())
-    config.write_text(f"data: {{name: text, path: {path}, context: 3{extra}}}\nmodel: {{layers: {layers}}}\n"
+    extra = "".join(f", {k}: {v}" for k, v in {"context": 3, **data}.items())
+    config.write_text(f"data: {{name: text, path: {path}{extra}}}\nmodel: {{layers: {layers}}}\n"
                       "optimizer: {name: adam, lr: 0.01}\ntraining: {epochs: 3, batch_size: 16}\n")
     return config
 
@@ -168,7 +169,37 @@ def test_a_character_outside_the_training_words_names_its_line(tmp_path):
     refused = [r for r in outcomes if r.exit_code != 0]  # the seeds that kept "abz" out of the training words
     assert refused and all(r.exit_code == 1 for r in refused)
     assert all("line 31: 'z' (in 'abz') is not a character of the training words, so it has no index" in r.output
-               for r in refused)
+               and r.output.endswith("is built from the training split: set data.vocabulary: all to build it from "
+                                     "every split\n") for r in refused)
+    every = text_config(tmp_path, words, val_fraction=0.5, test_fraction=0.1, vocabulary="all")
+    for seed in range(6):
+        result = invoke_cli(train, str(every), "--seed", str(seed), "--out", str(tmp_path / f"all{seed}"), "-q")
+        assert result.exit_code == 0, result.output
+        assert read_model(tmp_path / f"all{seed}" / "model.npz")[1].vocabulary.characters == ("a", "b", "c", "z")
+    result = invoke_cli(train, "--set", "data.name=names", "--set", "data.vocabulary=all", "--out",
+                        str(tmp_path / "names"))
+    assert result.exit_code == 1 and "data.vocabulary" in result.output
+
+
+def test_a_line_that_makes_most_of_the_training_examples_gets_a_note(tmp_path):
+    words = WORDS + ["abcdefgh " * 60]  # a paragraph on one line among the names
+    result = invoke_cli(train, str(text_config(tmp_path, words, val_fraction=0, test_fraction=0)), "--out",
+                        str(tmp_path / "run"), "-q")
+    assert result.exit_code == 0, result.output
+    note = (f"WARNING {tmp_path / 'words.txt'} (data.path): line 61 alone makes 62% of the training examples "
+            "(539 characters); a text dataset is one item (a word, a name) per line: split long lines into items")
+    assert result.stderr.splitlines()[0] == note
+    result = invoke_cli(train, str(text_config(tmp_path)), "--out", str(tmp_path / "plain"), "-q")
+    assert "alone makes" not in result.output
+
+
+def test_a_text_model_of_two_characters_of_context_gets_no_decision_boundary_and_no_scaling_advice(tmp_path):
+    config = text_config(tmp_path, context=2)
+    result = invoke_cli(train, str(config), "--set", "optimizer.lr=1e-6", "--out", str(tmp_path / "run"))
+    assert result.exit_code == 0, result.output
+    assert "WARNING not learning" in result.output  # advice is given, but none about scaling indices
+    assert "preprocess" not in result.output and "unscaled" not in result.output
+    assert not (tmp_path / "run" / "decision_boundary.png").exists() and (tmp_path / "run" / "loss.png").exists()
 
 
 @pytest.mark.parametrize("content, message", [

@@ -17,7 +17,7 @@ from ..results.evaluate import (
     load_run_data,
 )
 from ..training.evaluation import class_table, regression_table
-from .common import config_option, import_option, say, user_errors, version_option, writable_folder
+from .common import config_option, import_option, say, user_errors, version_option, warnings_on_stderr, writable_folder
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -35,6 +35,7 @@ from .common import config_option, import_option, say, user_errors, version_opti
               help="Folder for confusion.png / predictions.png (<name>_<split>.png for val and train; "
                    "default: the model's folder).")
 @user_errors
+@warnings_on_stderr
 @import_option
 def main(model_path, dataset, split, config_path, data_dir, out):
     """Evaluate a trained model on a split of a dataset. A classifier: print the loss, the accuracy

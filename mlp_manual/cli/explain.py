@@ -25,6 +25,7 @@ from .common import (
     set_option,
     user_errors,
     version_option,
+    warnings_on_stderr,
 )
 
 
@@ -51,6 +52,7 @@ from .common import (
 @click.option("--example", type=click.Choice(sorted(EXAMPLES)),
               help="With --html: write a built-in worked example instead (chain: L = (a*b + c)^2).")
 @user_errors
+@warnings_on_stderr
 @import_option
 def main(config_path, overrides, model_path, rows, seed, max_elements, graph_path, scalar, html_path, example):
     """Show backpropagation happen on a config's model and a few rows of its data.

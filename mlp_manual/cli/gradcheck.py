@@ -24,6 +24,7 @@ from .common import (
     set_option,
     user_errors,
     version_option,
+    warnings_on_stderr,
 )
 
 DEFAULT_MAX_ELEMENTS = 1000
@@ -52,6 +53,7 @@ DEFAULT_MAX_ELEMENTS = 1000
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failures and the closing line.")
 @user_errors
+@warnings_on_stderr
 @import_option
 def main(config_path, overrides, layer_spec, input_shape, eps, tol, seed, max_elements, precision, as_json, quiet):
     """Check hand-written gradients against float64 central differences.

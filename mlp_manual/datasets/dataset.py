@@ -50,6 +50,18 @@ class Dataset:
         return self.n_classes is not None
 
     @property
+    def scalable(self) -> bool:
+        """Whether the inputs are quantities, which preprocessing may scale and advice may say to
+        scale; character indices (text) are not."""
+        return not self.text
+
+    @property
+    def in_a_plane(self) -> bool:
+        """Whether the inputs are two quantities (not one-hot columns, not character indices),
+        whose plane a figure can show: a decision boundary is drawn over it."""
+        return self.scalable and self.n_features == 2 and not self.levels
+
+    @property
     def n_features(self) -> int:
         return self.X_train.shape[1]
 

@@ -162,7 +162,7 @@ def _load(cfg: DataSettings, rng: np.random.Generator, dtype, fitted: Preprocess
     with np.errstate(over="ignore", invalid="ignore"):  # what overflows is reported below, by its split and feature
         ds = preprocess(ds, cfg.preprocess, dtype, fitted, cfg.missing if filled(cfg) else "error",
                         cfg.unseen_category)
-        if ds.text:  # character indices stay integers
+        if not ds.scalable:  # character indices stay integers
             return ds
         cast = (lambda A: None if A is None else np.ascontiguousarray(A, dtype=dtype))
         ds = replace(ds, X_train=cast(ds.X_train), X_val=cast(ds.X_val), X_test=cast(ds.X_test))

@@ -3,8 +3,10 @@ list shipped with the package) and ``text`` (any file, ``data.path``).
 
 The words are split into training, validation and test words first (``data.val_fraction`` and
 ``data.test_fraction`` of all the words, seeded), so no word is in two splits. The vocabulary is
-the characters of the training words; a validation or test word with another character is an
-error that names its line. Then every position of every word is one example: the ``context``
+the characters of the training words (``data.vocabulary: train``), and a validation or test word
+with another character is an error that names its line; or the characters of every word
+(``all``), for a short list of your own where a rare character may fall outside the training
+split. Then every position of every word is one example: the ``context``
 characters before it, padded with the boundary token, predict the character there, and the
 boundary token after the last character ends the word:
 
@@ -17,14 +19,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import machine
-from ..errors import DataError
+from ..errors import DataError, TrainingWarning
 from ..files import open_regular
-from ..options import INTEGER, Option
+from ..options import INTEGER, Option, choice
 from ..readable import readable_bytes
 from .csvfile import PATHS
 from .dataset import Dataset
@@ -96,7 +99,7 @@ class TextLoader:
                             "character indices; leave it at none")
         words, lines = read_words(data, name)
         parts = _split(len(words), cfg, rng, name)
-        vocab = Vocabulary.from_words(words[i] for i in parts["train"])
+        vocab = Vocabulary.from_words(words if cfg.vocabulary == "all" else [words[i] for i in parts["train"]])
         arrays = {}
         for part, rows in parts.items():
             if rows is None:
@@ -106,9 +109,27 @@ class TextLoader:
                 if char is not None:
                     raise DataError(f"{name}: line {lines[i]}: {char!r} (in {words[i]!r}) is not a character of the "
                                     f"training words, so it has no index; the word fell in the {part} split, and "
-                                    f"the vocabulary {vocab.describe()} is built from the training split")
+                                    f"the vocabulary {vocab.describe()} is built from the training split: set "
+                                    "data.vocabulary: all to build it from every split")
             arrays[f"X_{part}"], arrays[f"y_{part}"] = examples([vocab.encode(words[i]) for i in rows], cfg.context)
+        _note_a_long_line(words, lines, parts["train"], name)
         return Dataset(cfg.name, n_classes=vocab.size, source=name, vocabulary=vocab, **arrays)
+
+
+LONG_LINE_SHARE = 0.5  # of the training examples: more, from one line, and the file is probably not a word list
+
+
+def _note_a_long_line(words: list[str], lines: list[int], train: np.ndarray, name: str) -> None:
+    """A TrainingWarning when one line makes most of the training examples (a paragraph, a
+    whole text on one line): each line is an item, and each of its characters an example."""
+    counts = np.array([len(words[i]) + 1 for i in train])  # examples per training word
+    top = int(np.argmax(counts))
+    share = counts[top] / counts.sum()
+    if share > LONG_LINE_SHARE and len(train) > 1:
+        i = train[top]
+        warnings.warn(TrainingWarning("data", (
+            f"WARNING {name}: line {lines[i]} alone makes {share:.0%} of the training examples ({len(words[i]):,} "
+            "characters); a text dataset is one item (a word, a name) per line: split long lines into items")))
 
 
 def _split(n: int, cfg: DataSettings, rng: np.random.Generator, name: str) -> dict[str, np.ndarray | None]:
@@ -171,8 +192,9 @@ def _read_text(cfg: DataSettings) -> tuple[bytes, str]:
 
 CONTEXT = Option(INTEGER, 3, lambda v: 1 <= v <= MAX_CONTEXT, f"be between 1 and {MAX_CONTEXT}",
                  "characters of context")
+VOCABULARY = choice(("train", "all"), "train", "the characters that get an index: the training words', or every word's")
 names = TextLoader(_read_names, {"context": CONTEXT})
-text = TextLoader(_read_text, {"path": PATHS["path"], "context": CONTEXT})
+text = TextLoader(_read_text, {"path": PATHS["path"], "context": CONTEXT, "vocabulary": VOCABULARY})
 
 
 # The load.LOADERS entries of the text datasets.

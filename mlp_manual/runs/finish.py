@@ -88,7 +88,7 @@ def write_plots(exp: Experiment, history: dict, run_dir: Path, best_epoch: int |
 
     failures = failures or PlotFailures()
     plots.plot_run_curves(history, run_dir, exp.cfg.name, best_epoch, restored, failures.attempt)
-    if exp.loss.classification and exp.data.n_features == 2 and not exp.data.levels:  # two numbers, not one-hots
+    if exp.loss.classification and exp.data.in_a_plane:
         def predict(X):
             with np.errstate(over="ignore", invalid="ignore"):  # the weights of a diverged run may overflow
                 return exp.loss.predict(model_outputs(exp.model, X, batch_size=GRID_ROWS))

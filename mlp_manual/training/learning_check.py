@@ -74,7 +74,7 @@ def run_evidence(exp: Experiment, X: np.ndarray, y: np.ndarray, losses=()) -> Ev
     return gather(exp.model, exp.loss, X, y, opt.lr, opt.name, losses,
                   momentum=opt.options.get("momentum", 0.0),
                   regression_targets=None if exp.loss.classification else exp.data.y_train,
-                  inputs_scaled=bool(np.abs(X[:PROBE_ROWS]).max() <= INPUT_SCALE))
+                  inputs_scaled=not exp.data.scalable or bool(np.abs(X[:PROBE_ROWS]).max() <= INPUT_SCALE))
 
 
 class LearningCheck:

@@ -40,13 +40,14 @@ def check_initial_loss(exp: Experiment, rows: int = 1024) -> None:
     head = f"WARNING initial loss {readable(loss, 3)} is far from {formula} = {expected:.3f}, the loss of uniform guesses"
     mean, spread = np.abs(X.mean(axis=0, dtype=np.float64)), X.std(axis=0, dtype=np.float64)  # (D,)
     j = int(np.argmax(np.maximum(mean, spread)))
-    if max(mean[j], spread[j]) > INPUT_SCALE:
+    if d.scalable and max(mean[j], spread[j]) > INPUT_SCALE:
         warnings.warn(TrainingWarning("initial_loss", (
             f"{head}: the inputs are not scaled (feature {j} has mean {readable(float(mean[j]))} and spread "
             f"{readable(float(spread[j]))}); set data.preprocess: standardize (or scale, for images)")))
     elif off > max(3.0, 2 * expected):
         warnings.warn(TrainingWarning("initial_loss", (
-            f"{head}, though the inputs are scaled: check the init (model.init) and the labels")))
+            f"{head}, though the inputs are {'scaled' if d.scalable else 'character indices'}: check the init "
+            "(model.init) and the labels")))
 
 
 def overfit_batch(exp: Experiment, n: int, max_steps: int, echo) -> bool:
