@@ -168,7 +168,8 @@ def test_declared_columns_are_categories_even_when_they_are_numbers(tmp_path):
 
 def test_an_id_of_text_is_refused_as_a_category_and_a_typo_among_numbers_is_named(tmp_path):
     shop_csv(tmp_path / "shop.csv", n=300)
-    result = invoke_cli(train_main, "--set", "data.name=csv", "--set",
+    (tmp_path / "empty.yaml").write_text("")
+    result = invoke_cli(train_main, "--config", str(tmp_path / "empty.yaml"), "--set", "data.name=csv", "--set",
                         f"data.path={tmp_path / 'shop.csv'}", "--set", "data.target=label", "--out",
                         str(tmp_path / "ids"), "-q")
     assert result.exit_code == 1 and len(result.output.splitlines()) == 1
@@ -194,7 +195,8 @@ def test_damaged_categories_in_a_model_file_are_refused():
 
 def test_a_headerless_file_with_a_text_column_keeps_its_first_row(tmp_path):
     (tmp_path / "plain.csv").write_text("".join(f"{i % 5},{'xy'[i % 2]},{i % 2}\n" for i in range(40)))
-    result = invoke_cli(train_main, "--set", "data.name=csv", "--set",
+    (tmp_path / "empty.yaml").write_text("")
+    result = invoke_cli(train_main, "--config", str(tmp_path / "empty.yaml"), "--set", "data.name=csv", "--set",
                         f"data.path={tmp_path / 'plain.csv'}", "--set", "data.header=false", "--set",
                         "data.val_fraction=0", "--set", "optimizer.lr=0.05", "--out", str(tmp_path / "run"), "-q")
     assert result.exit_code == 0, result.output

@@ -13,6 +13,7 @@ def test_list_shows_every_dataset(clean_env):
     lines = dict(line.split(None, 1) for line in result.output.splitlines())
     assert lines["digits"].startswith("shipped") and lines["digits"].endswith("digits.csv.gz")
     assert lines["mnist1d"].startswith("shipped")
+    assert lines["names"].startswith("shipped") and lines["names"].endswith("names.txt")
     assert lines["mnist"].split() == ["present", "data/mnist"]
     assert lines["fashion_mnist"].startswith("missing  get it with `mlp-data fetch fashion_mnist`; looked in")
 
@@ -52,3 +53,15 @@ def test_fetch_failure_is_one_line_without_traceback(clean_env, monkeypatch):
 def test_fetch_rejects_unknown_names():
     result = CliRunner().invoke(main, ["fetch", "digits"])
     assert result.exit_code == 2 and "'digits' is not one of" in result.output
+
+
+def test_a_dataset_not_downloaded_names_the_command_and_the_variable(clean_env):
+    from mlp_manual.cli.train import main as train
+
+    (clean_env / "c.yaml").write_text("data: {name: mnist}\n")
+    result = CliRunner().invoke(train, ["--config", "c.yaml", "--out", "run"])
+    assert result.exit_code == 1
+    assert result.output == (
+        "Error: mnist is not downloaded; run `mlp-data fetch mnist` to get it, or set MLP_MANUAL_DATA to a folder "
+        f"that holds mnist/ (looked in data/mnist (./data), {clean_env / 'cache' / 'mlp-manual' / 'mnist'} "
+        "(user cache))\n")

@@ -9,6 +9,7 @@ import click
 from ..datasets import datadir
 from ..datasets import fetch as fetching
 from ..datasets.real import DIGITS_FILE, MNIST1D_FILE
+from ..datasets.text import NAMES_FILE
 from ..errors import DataError
 from .common import say, user_errors, version_option
 
@@ -41,7 +42,8 @@ def main():
 @user_errors
 def list_datasets(data_dir):
     """Show every dataset, whether it is present, and where."""
-    rows = [("digits", "shipped", str(DIGITS_FILE)), ("mnist1d", "shipped", str(MNIST1D_FILE))]
+    rows = [("digits", "shipped", str(DIGITS_FILE)), ("mnist1d", "shipped", str(MNIST1D_FILE)),
+            ("names", "shipped", str(NAMES_FILE))]
     for name in datadir.IDX_FILES:
         try:
             files = datadir.locate(name, data_dir)

@@ -79,4 +79,5 @@ def locate(name: str, data_dir: str | os.PathLike | None = None) -> dict[str, Pa
             return files
         looked.append(f"{folder / name} ({why})")
     fetch = f"mlp-data fetch {name}" + (f" --data-dir {data_dir}" if data_dir else "")
-    raise DataError(f"{name} is not downloaded; run `{fetch}` to get it (looked in {', '.join(looked)})")
+    elsewhere = "" if data_dir else f", or set {ENV_VAR} to a folder that holds {name}/"
+    raise DataError(f"{name} is not downloaded; run `{fetch}` to get it{elsewhere} (looked in {', '.join(looked)})")
