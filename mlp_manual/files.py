@@ -44,8 +44,8 @@ def not_regular(mode: int) -> str | None:
 
 def check_regular(path: str | os.PathLike, error: type[Exception] = DataError, name=None) -> os.stat_result:
     """The ``os.stat`` of ``path`` (links followed) when it is a regular file; else ``error``,
-    one line that starts with ``name`` (default: the path) and says what it is. A path that is
-    not there raises FileNotFoundError, for the caller to word."""
+    one line that starts with ``name`` (default: the path; "" for none) and says what it is. A
+    path that is not there raises FileNotFoundError, for the caller to word."""
     st = os.stat(path)
     _refuse(st.st_mode, path, error, name)
     return st
@@ -54,7 +54,8 @@ def check_regular(path: str | os.PathLike, error: type[Exception] = DataError, n
 def _refuse(mode: int, path, error: type[Exception], name) -> None:
     kind = not_regular(mode)
     if kind is not None:
-        raise error(f"{path if name is None else name}: is {kind}, not a regular file")
+        where = path if name is None else name
+        raise error(f"{where}: is {kind}, not a regular file" if where != "" else f"is {kind}, not a regular file")
 
 
 def open_regular(path: str | os.PathLike, mode: str = "rb", error: type[Exception] = DataError, name=None,

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from datafiles import fake_mnist
 
 from mlp_manual import files
 from mlp_manual.errors import ConfigError, DataError
@@ -64,6 +65,21 @@ def test_a_sweep_whose_base_is_a_fifo_or_a_device(tmp_path, fifo):
     refused(command("sweep", "run", "s.yaml", cwd=tmp_path), f"fifo: {FIFO_LINE}")
     (tmp_path / "s.yaml").write_text("base: /dev/zero\nspace: {optimizer.lr: {low: 0.01, high: 0.1}}\n")
     refused(command("sweep", "run", "s.yaml", cwd=tmp_path), "/dev/zero: is a character device, not a regular file")
+
+
+def test_a_data_directory_file_that_is_a_fifo(tmp_path):
+    fake_mnist(tmp_path / "d" / "mnist")
+    (tmp_path / "d" / "mnist" / "train-labels-idx1-ubyte.gz").unlink()
+    os.mkfifo(tmp_path / "d" / "mnist" / "train-labels-idx1-ubyte")
+    (tmp_path / "c.yaml").write_text("data: {name: mnist, data_dir: d}\ntraining: {epochs: 1}\n")
+    refused(command("train", "--config", "c.yaml", "--out", "run", cwd=tmp_path),
+            f"d/mnist/train-labels-idx1-ubyte: {FIFO_LINE}")
+    check = ("from pathlib import Path; from mlp_manual.datasets.fetch import EXPECTED, existing_file_problem; "
+             "print(existing_file_problem(Path('d/mnist/train-labels-idx1-ubyte'), "
+             "EXPECTED['mnist']['train-labels-idx1-ubyte']))")  # mlp-data fetch downloads such a file again
+    done = subprocess.run([sys.executable, "-c", check], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=TIMEOUT, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert done.stdout == f"{FIFO_LINE}\n", done.stderr
 
 
 @pytest.fixture(scope="module")

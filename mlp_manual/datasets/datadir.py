@@ -53,9 +53,10 @@ def download_dir(data_dir: str | os.PathLike | None = None) -> Path:
 
 
 def find_file(folder: Path, stem: str) -> Path | None:
-    """``folder/stem`` or ``folder/stem.gz``, whichever exists (uncompressed first)."""
+    """``folder/stem`` or ``folder/stem.gz``, whichever exists (uncompressed first); one that
+    is not a regular file (a named pipe, a folder) counts, for its reader to refuse by name."""
     for path in (folder / stem, folder / f"{stem}.gz"):
-        if path.is_file():
+        if path.exists():
             return path
     return None
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import DataError, machine_error
-from ..files import atomic_path
+from ..files import atomic_path, open_regular
 from . import datadir
 from .idx import GZIP_SIGNATURE, parse_idx
 
@@ -153,7 +153,8 @@ def _write(out, chunk: bytes, dest: Path) -> None:
 def existing_file_problem(path: Path, expected: Expected) -> str | None:
     """None if the file at ``path`` passes the checks a download must pass, else the reason."""
     try:
-        verify_bytes(path.read_bytes(), expected, path)
+        with open_regular(path, "rb", _Rejected, name="") as f:
+            verify_bytes(f.read(), expected, path)
     except _Rejected as e:
         return str(e)
     except OSError as e:
