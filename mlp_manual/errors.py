@@ -178,6 +178,38 @@ def short_text(text: str) -> str:
     return text if len(text) <= SHOWN_CHARACTERS else text[:SHOWN_CHARACTERS - 3] + "..."
 
 
+# A key from a file is quoted whole when it reads as a key: letters, digits, "_", "-" and dots.
+KEY_LIKE = re.compile(r"[\w.-]{1,64}", re.ASCII)
+KEY_START = re.compile(r"[\w.-]{1,12}", re.ASCII)
+SHOWN_KEYS = 5  # unknown keys named in one message
+
+
+def reads_as_key(key) -> bool:
+    """Whether ``key`` reads as a key of a file: at most 64 letters, digits, "_", "-" and dots."""
+    return isinstance(key, str) and KEY_LIKE.fullmatch(key) is not None
+
+
+def shown_key(key, prefix: str = "") -> str:
+    """``prefix + key``, a key of a file (``'optimizer.lrr'``), quoted for a message. A key that
+    does not read as one (a line of a password file that YAML took for a key, a key across
+    lines) is shown only by its first few letters, digits, dots or dashes (``'root...'``), so
+    that a file that is not a config is never copied into a message."""
+    text = str(key)
+    if reads_as_key(text):
+        return repr(prefix + text)
+    start = KEY_START.match(text)
+    return f"'{prefix}{start.group() if start else ''}...'"
+
+
+def unknown_keys(found: list[tuple[str, object, str]]) -> str:
+    """``unknown key 'x' (did you mean 'y'?)``, or ``unknown keys: 'a', 'b', ... and 7 more``:
+    ``found`` holds each unknown key as (the dotted prefix of its section, the key, its hint:
+    ``did_you_mean``'s or ""); each is quoted by ``shown_key``, at most SHOWN_KEYS of them."""
+    shown = [shown_key(key, prefix) + hint for prefix, key, hint in found[:SHOWN_KEYS]]
+    more = f" and {len(found) - SHOWN_KEYS} more" if len(found) > SHOWN_KEYS else ""
+    return f"unknown key {shown[0]}" if len(found) == 1 else f"unknown keys: {', '.join(shown)}{more}"
+
+
 def did_you_mean(word: str, options, prefix: str = "") -> str:
     """`` (did you mean 'prefix<closest option>'?)`` when an option is close to ``word``, else ""."""
     close = closest(word, options)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .errors import ConfigError, did_you_mean, short_repr
+from .errors import ConfigError, did_you_mean, short_repr, shown_key
 
 
 class Kind:
@@ -112,6 +112,25 @@ TEXT = Kind("a string", lambda v: isinstance(v, str))
 PATH = Kind("a file path or null", lambda v: v is None or isinstance(v, str))
 SCALAR = Kind("a number, a string, true or false, or null", lambda v: v is None or isinstance(v, (int, float, str)))
 
+# Names become folders (runs/<name>-<time>, sweeps/<name>) and lines of files (best.yaml's
+# header, the rows of mlp-runs and mlp-sweep status): "." and ".." would be folders that exist
+# already, a NUL ends a path early, and a line break (or any control character) breaks a line.
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def is_name(v, one_folder: bool = False) -> bool:
+    """Whether ``v`` may name a run, a sweep or a study: a string, not ``.`` or ``..``, without
+    line breaks, NUL or other control characters; with ``one_folder`` (it becomes one folder, as
+    a sweep's name does), not empty and without ``/`` either."""
+    if not isinstance(v, str) or v.strip() in (".", "..") or CONTROL.search(v):
+        return False
+    return not one_folder or (bool(v.strip()) and "/" not in v)
+
+
+NAME = Kind("text without line breaks or other control characters, and not . or ..", is_name)
+FOLDER_NAME = Kind("text without '/', line breaks or other control characters, and not empty, . or ..",
+                   lambda v: is_name(v, one_folder=True))
+
 
 @dataclass(frozen=True)
 class Option:
@@ -188,7 +207,7 @@ def validate_options(given: dict, declared: dict[str, Option], where: str, owner
     (``sgd``). ConfigError for an option it does not declare, with did-you-mean."""
     for key in given:
         if key not in declared:
-            raise ConfigError(f"unknown option {key!r} for {owner}" + (did_you_mean(key, declared) or (
+            raise ConfigError(f"unknown option {shown_key(key)} for {owner}" + (did_you_mean(key, declared) or (
                 f" (it takes {', '.join(declared)})" if declared else " (it takes none)")))
     return {key: option.validate(given[key], f"{where}{key}") if key in given else option.default
             for key, option in declared.items()}

@@ -11,7 +11,7 @@ import typing
 import yaml
 
 from ..datasets.load import LOADERS, key_owners
-from ..errors import ConfigError, closest, did_you_mean, short_repr, short_text
+from ..errors import ConfigError, closest, did_you_mean, short_repr, short_text, unknown_keys
 from ..options import validate_options
 from .bounded_yaml import LimitExceeded, load_bounded
 from .memory import check_memory
@@ -60,7 +60,7 @@ def _build(cls, raw, where: str, source: str):
     prefix = f"{where}." if where else ""
     for k in raw:
         if k not in names:
-            raise ConfigError(f"{source}: unknown key {short_repr(prefix + str(k))}" + _unknown_key(str(k), cls, prefix))
+            raise ConfigError(f"{source}: {unknown_keys([(prefix, k, _unknown_key(str(k), cls, prefix))])}")
     values = {}
     for f in dataclasses.fields(cls):
         if "options_of" in f.metadata:
@@ -248,7 +248,7 @@ def named_sections(raw: dict) -> dict:
     return {k: {"name": v} if k in NAMED_SECTIONS and isinstance(v, str) else v for k, v in raw.items()}
 
 
-def _unknown_keys(raw, cls, prefix: str = "") -> list[str]:
+def _unknown_keys(raw, cls, prefix: str = "") -> list[tuple[str, object, str]]:
     """Each unknown key of ``raw`` (a dict for section ``cls``) and of its sections, dotted, with
     its did-you-mean."""
     if not isinstance(raw, dict):
@@ -256,7 +256,7 @@ def _unknown_keys(raw, cls, prefix: str = "") -> list[str]:
     hints, found = typing.get_type_hints(cls), []
     for k, v in raw.items():
         if k not in section_keys(cls):
-            found.append(short_repr(prefix + str(k)) + _unknown_key(str(k), cls, prefix))
+            found.append((prefix, k, _unknown_key(str(k), cls, prefix)))
         elif dataclasses.is_dataclass(hints.get(k)):
             found += _unknown_keys(v, hints[k], f"{prefix}{k}.")
     return found
@@ -267,4 +267,4 @@ def _refuse_unknown_keys(raw: dict, source: str) -> None:
     as it always was)."""
     found = _unknown_keys(raw, Config)
     if len(found) > 1:
-        raise ConfigError(f"{source}: unknown keys: {', '.join(found)}")
+        raise ConfigError(f"{source}: {unknown_keys(found)}")

@@ -20,6 +20,7 @@ from ..options import (
     BOOL,
     FRACTION,
     INTEGER,
+    NAME,
     NOT_NEGATIVE,
     POSITIVE,
     REAL,
@@ -165,7 +166,7 @@ class DiagnosticsConfig:
 
 @dataclass(frozen=True)
 class Config:
-    name: str = _opt(TEXT, "run", lambda v: len(v) <= 255, "be at most 255 characters")
+    name: str = _opt(NAME, "run", lambda v: len(v) <= 255, "be at most 255 characters")
     seed: int = _opt(INTEGER, 0, *NOT_NEGATIVE)
     dtype: str = _choice(("float32", "float64"), "float32")
     data: DataConfig = DataConfig()

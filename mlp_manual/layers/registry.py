@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from ..errors import ConfigError, LayerError, did_you_mean, short_repr, what_was_raised
+from ..errors import ConfigError, LayerError, did_you_mean, short_repr, shown_key, what_was_raised
 from ..options import Option
 from . import user_checks
 from .base import Layer
@@ -211,7 +211,7 @@ def check_spec(spec, where: str) -> dict:
         if k == "type":
             continue
         if k not in allowed:
-            raise ConfigError(f"{where}: unknown option '{k}' for {t}{did_you_mean(str(k), allowed)}; "
+            raise ConfigError(f"{where}: unknown option {shown_key(k)} for {t}{did_you_mean(str(k), allowed)}; "
                               f"{t} takes: {', '.join(allowed) or 'no options'}")
         checked[k] = allowed[k].validate(v, f"{where}.{k}")
         if allowed[k].kind.holds_layers:
