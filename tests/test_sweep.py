@@ -43,7 +43,7 @@ def _error(tmp_path, **keys) -> str:
     ({"space": {"optimizer.lr": {"low": 0.1, "hi": 0.2}}}, "unknown key 'hi' (did you mean 'high'?)"),
     ({"space": {"model.layers": {"choices": [[1, 2]]}}}, "each choice must be a number, a string"),
     ({"pruner": {"name": "hyperband", "warmup_epochs": 5}},
-     "unknown option pruner.warmup_epochs for the hyperband pruner (its options: min_epochs, reduction_factor) "
+     "unknown option 'pruner.warmup_epochs' for the hyperband pruner (its options: min_epochs, reduction_factor) "
      "(it is an option of median)"),
     ({"pruner": {"name": "medain"}}, "pruner.name must be one of median, hyperband, none; got 'medain' "
                                     "(did you mean 'median'?)"),

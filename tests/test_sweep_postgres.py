@@ -56,3 +56,19 @@ def test_the_password_is_not_written_to_the_sweep_folder(tmp_path):
 
     assert without_password("postgresql://me:secret@db:5432/s") == "postgresql://me@db:5432/s"
     assert without_password("postgresql://me@db/s") == "postgresql://me@db/s"
+
+
+def test_a_postgres_url_as_hosting_providers_write_it_is_postgresql(tmp_path):
+    import json
+
+    path = write_sweep(tmp_path, trials=2)
+    with postgres_server() as url:
+        alias = url.replace("postgresql://", "postgres://", 1)
+        result = run_sweep("run", path, "--storage", alias, "--out", tmp_path / "o")
+        assert result.returncode == 0, result.stderr
+        assert f"study in {url};" in result.stdout
+        assert json.loads((tmp_path / "o" / "sweep.json").read_text())["storage"] == url
+        with_driver = url.replace("postgresql://", "postgres+psycopg://", 1)
+        table = run_sweep("status", "--storage", with_driver, "--study", "moons", "--csv")
+        assert table.returncode == 0, table.stderr
+        assert len(list(csv.DictReader(io.StringIO(table.stdout)))) == 2

@@ -1,7 +1,6 @@
 """mlp-sweep: a hyperparameter search on Optuna, each trial an ordinary run folder."""
 
 import dataclasses
-import json
 import os
 import signal
 import subprocess
@@ -11,12 +10,11 @@ from pathlib import Path
 
 import click
 
-from ..errors import ConfigError, MachineError, TrainingInterrupted
+from ..errors import ConfigError, MachineError, TrainingInterrupted, short_repr
+from ..options import NAME
 from ..readable import readable
 from .common import aligned, machine_failure, say, user_errors, version_option, writable_folder, write_csv
 from .process import STOP_SIGNALS, last_words
-
-RECORD = "sweep.json"  # in the sweep folder: the study's name and storage, for status and best
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -65,15 +63,13 @@ def run(sweep_file, out, workers, trials, storage, as_worker):
     folder = writable_folder(Path(out or Path("sweeps") / sweep.name), "--out DIR")
     if as_worker:
         return _work(sweep, folder, url)
-    from ..sweep.storage import StudyStorage, without_password
+    from ..sweep.folder import write_record
+    from ..sweep.storage import StudyStorage
     from ..sweep.study import open_study
 
     store = StudyStorage(url, folder)
     open_study(sweep, store)
-    from .. import files
-
-    files.write_json(folder / RECORD, {"study": sweep.name, "storage": None if url is None else without_password(url),
-                                       "sweep_file": str(Path(sweep_file).resolve())})
+    write_record(folder, sweep.name, url, sweep_file)
     keys = ", ".join(p.key for p in sweep.space)
     say(f"sweep {sweep.name}: {sweep.trials} trials varying {keys}; objective {sweep.metric} ({sweep.direction}); "
         f"{sweep.sampler.name} sampler, {sweep.pruner.name} pruner; study in {store.describe()}; "
@@ -193,6 +189,7 @@ def _summary(sweep, folder: Path, store) -> None:
 
 def _open(sweep_dir, storage, study):
     """The study of ``sweep_dir`` (its sweep.json), or of --storage and --study."""
+    from ..sweep.folder import read_record, recorded_journal
     from ..sweep.storage import StudyStorage
     from ..sweep.study import load_study
 
@@ -200,23 +197,25 @@ def _open(sweep_dir, storage, study):
         raise click.UsageError("give the sweep folder, or both --storage URL and --study NAME")
     folder = Path(sweep_dir) if sweep_dir else Path(".")
     if sweep_dir is not None and (storage is None or study is None):
-        try:
-            record = json.loads((folder / RECORD).read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ConfigError(f"{folder}: not a sweep folder (no {RECORD}; mlp-sweep run writes it)") from None
-        except (OSError, ValueError) as e:
-            raise ConfigError(f"{folder / RECORD}: cannot be read ({e})") from None
-        storage = storage or record.get("storage")
-        study = study or record.get("study")
-        if storage is None and not (folder / "journal.log").is_file():
-            raise ConfigError(f"{folder}: the study's journal ({folder / 'journal.log'}) is missing")
+        record = read_record(folder)
+        study = study or record.study
+        if storage is None:
+            recorded_journal(folder, record)
+            storage = record.storage
     return folder, load_study(StudyStorage(storage, folder), study)
+
+
+def _study_name(ctx, param, value):
+    """--study: a name without line breaks, as the study's name goes into lines of files."""
+    if value is not None and not NAME.accepts(value):
+        raise click.BadParameter(f"must be {NAME.described}, got {short_repr(value)}")
+    return value
 
 
 @main.command()
 @click.argument("sweep_dir", metavar="DIR", required=False)
 @click.option("--storage", metavar="URL", help="The study's storage (default: the one DIR's sweep.json names).")
-@click.option("--study", metavar="NAME", help="The study's name (default: DIR's).")
+@click.option("--study", metavar="NAME", callback=_study_name, help="The study's name (default: DIR's).")
 @click.option("--csv", "as_csv", is_flag=True, help="Write the table as CSV to standard output.")
 @user_errors
 def status(sweep_dir, storage, study, as_csv):
@@ -277,7 +276,7 @@ def _table(rows: list[dict], columns: list[str], metric: str) -> str:
 @main.command()
 @click.argument("sweep_dir", metavar="DIR")
 @click.option("--storage", metavar="URL", help="The study's storage (default: the one DIR's sweep.json names).")
-@click.option("--study", metavar="NAME", help="The study's name (default: DIR's).")
+@click.option("--study", metavar="NAME", callback=_study_name, help="The study's name (default: DIR's).")
 @user_errors
 def best(sweep_dir, storage, study):
     """Write DIR/best.yaml: the complete mlp-train config of the best trial. Training it again
@@ -297,8 +296,10 @@ def best(sweep_dir, storage, study):
     metric = found.user_attrs.get("metric", "objective")
     if trial is None:
         raise ConfigError(f"{folder}: no trial of study {found.study_name} is complete yet")
+    run_dir = str(trial.user_attrs.get("run_dir"))
+    run_dir = run_dir if NAME.accepts(run_dir) else short_repr(run_dir)  # the study's text stays on its line
     header = (f"# The best trial of sweep {found.study_name}: trial {trial.number}, {metric} {readable(trial.value)}\n"
-              f"# (its run folder: {trial.user_attrs.get('run_dir')}). Written by mlp-sweep best.\n")
+              f"# (its run folder: {run_dir}). Written by mlp-sweep best.\n")
     files.write_text(folder / "best.yaml", header + trial.user_attrs["config"])
     say(f"wrote {folder / 'best.yaml'} (trial {trial.number}, {metric} {readable(trial.value)}); train it with: "
         f"mlp-train --config {folder / 'best.yaml'}")

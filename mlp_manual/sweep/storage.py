@@ -19,7 +19,7 @@ import fcntl
 import os
 import zlib
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from ..errors import MachineError, MissingExtra, machine_error
 
@@ -28,6 +28,7 @@ INSTALL = 'mlp-sweep needs optuna; install it with: pip install "mlp-manual[swee
 DRIVER = ('the database driver is not installed ({}); pip install "mlp-manual[sweep]" installs the PostgreSQL one '
           "(psycopg)")
 DATABASE_SCHEMES = ("postgresql", "mysql", "sqlite")
+ALIASES = {"postgres": "postgresql"}
 
 
 def require_optuna():
@@ -41,15 +42,53 @@ def require_optuna():
 
 
 def without_password(url: str) -> str:
-    """``url`` with any password removed, for files and messages (the driver then reads it
-    from ~/.pgpass or PGPASSWORD)."""
-    parts = urlsplit(url)
-    if parts.password is None:
+    """``url`` with any password removed (after ``user:`` and as a ``password=`` parameter), for
+    files and messages (the driver then reads it from ~/.pgpass or PGPASSWORD). Any text is
+    taken, a malformed URL included: it is what messages about such a URL show."""
+    text = str(url)
+    head, sep, rest = text.partition("://")
+    if not sep:
+        return text
+    at = rest.rfind("@")  # a password may hold "@" or "/" unescaped: the user part ends at the last "@"
+    if at >= 0:
+        user = rest[:at].partition(":")[0]
+        rest = (f"{user}@" if user else "") + rest[at + 1:]
+    rest, question, query = rest.partition("?")
+    if question:
+        kept = [p for p in query.split("&") if p.partition("=")[0].strip().lower() != "password"]
+        rest += "?" + "&".join(kept) if kept else ""
+    return head + sep + rest
+
+
+def database_url(url: str) -> str:
+    """The database URL ``url`` checked, as SQLAlchemy reads it: ``postgres://`` (what hosting
+    providers hand out) is ``postgresql://``, ``postgres+psycopg://`` ``postgresql+psycopg://``.
+    ConfigError in one line for a scheme that is not a database's, a host with an unclosed
+    ``[``, a port that is not a number from 1 to 65535, or a SQLite URL without its file."""
+    from ..errors import ConfigError
+
+    shown = f"storage {without_password(url)}"
+    head, _, rest = url.partition("://")
+    name, plus, driver = head.partition("+")
+    kind = ALIASES.get(name.lower(), name.lower())
+    if kind not in DATABASE_SCHEMES:
+        raise ConfigError(f"{shown}: use a postgresql://, mysql:// or sqlite:/// URL, or the path of a journal file")
+    url = f"{kind}{plus}{driver}://{rest}"
+    if kind == "sqlite":
+        if not rest.startswith("/") or not rest.strip("/"):
+            raise ConfigError(f"{shown}: a SQLite URL is sqlite:///FILE (three slashes, then the file's path)")
         return url
-    host = parts.hostname or ""
-    user = f"{parts.username}@" if parts.username else ""
-    port = f":{parts.port}" if parts.port else ""
-    return urlunsplit((parts.scheme, f"{user}{host}{port}", parts.path, parts.query, parts.fragment))
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unclosed [ of an IPv6 address
+        raise ConfigError(f"{shown}: the host is not valid (an IPv6 address is written in brackets: [::1])") from None
+    try:
+        port = parts.port
+    except ValueError:  # not a number, two ports, out of range
+        port = 0
+    if port == 0:
+        raise ConfigError(f"{shown}: the port must be a number from 1 to 65535")
+    return url
 
 
 def scheme(url: str) -> str:
@@ -77,11 +116,7 @@ class StudyStorage:
                 raise machine_error(e, self.path, "open the study's journal") from None
             self.storage = JournalStorage(backend)
             return
-        if scheme(url) not in DATABASE_SCHEMES:
-            from ..errors import ConfigError
-
-            raise ConfigError(f"storage {without_password(url)}: use a postgresql://, mysql:// or sqlite:/// URL, "
-                              "or the path of a journal file")
+        self.url = url = database_url(url)
         self._engine = _engine(url)
         self._lock_file = Path(url.split("///", 1)[1] + ".budget.lock") if scheme(url) == "sqlite" else None
         with self.budget_lock("mlp-sweep schema"):
@@ -138,7 +173,9 @@ def _engine(url: str):
     except Exception as e:
         from ..errors import ConfigError
 
-        raise ConfigError(f"storage {without_password(url)}: not a database URL SQLAlchemy reads ({e})") from None
+        why = str(e).strip().splitlines()
+        raise ConfigError(f"storage {without_password(url)}: not a database URL SQLAlchemy reads "
+                          f"({why[0] if why else type(e).__name__})") from None
 
 
 def _unreachable(url: str, e: Exception) -> MachineError:

@@ -26,6 +26,7 @@ from pathlib import Path
 from ..config import dump_config, with_absolute_paths
 from ..errors import MachineError, MLPManualError, TrainingDiverged, TrainingInterrupted, what_was_raised
 from ..runs.run import resume_run, train_run
+from .folder import foreign_run
 from .reporting import EpochReporter
 from .spec import Param, Sweep
 from .storage import StudyStorage, require_optuna
@@ -57,6 +58,7 @@ class Worker:
         self.optuna = require_optuna()
         self.study = open_study(sweep, storage)
         self.ran = 0
+        self.notes: dict[int, str] = {}  # trial number -> a note for the trial's reason
 
     def run(self, limit: int | None = None) -> int:
         """Train trials until the budget is used up (or ``limit`` trials of this worker); the
@@ -155,15 +157,20 @@ class Worker:
 
     def _adopt(self, trial, run_dir: Path) -> tuple[dict, bool]:
         """For a trial that continues another: the values of the epochs run before, and whether
-        the other's run folder was moved to ``run_dir`` to be resumed."""
+        the other's run folder was moved to ``run_dir`` to be resumed. Only a run folder of this
+        sweep is moved (``foreign_run``); for any other the parameters are trained again, and the
+        trial's note says why."""
         number = trial.user_attrs.get("continues")
         if number is None:
             return {}, False
         before = self.study.get_trials(deepcopy=False)[number]
         earlier = dict(before.intermediate_values)
-        source = Path(before.user_attrs.get("run_dir", ""))
-        if not source.is_absolute() or not (source / "config.yaml").is_file():
-            return {}, False  # not reachable from here: its parameters are trained again
+        why = foreign_run(before, self.sweep, self.storage)
+        if why is not None:
+            self.notes[trial.number] = f"trained again: {why}"
+            self.study._storage.set_trial_user_attr(trial._trial_id, "reason", self.notes[trial.number])
+            return {}, False
+        source = Path(before.user_attrs["run_dir"])
         if source != run_dir:
             try:
                 run_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -180,6 +187,8 @@ class Worker:
         TrialState = self.optuna.trial.TrialState
         seconds = time.perf_counter() - started
         storage = self.study._storage
+        note = self.notes.pop(trial.number, None)  # why a continued trial was trained again
+        reason = f"{note}; {reason}" if note and reason else note or reason
         for key, v in (("reason", reason), ("epochs", epochs), ("seconds", round(seconds, 3))):
             if v is not None:
                 storage.set_trial_user_attr(trial._trial_id, key, v)
