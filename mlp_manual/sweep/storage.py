@@ -44,8 +44,9 @@ def require_optuna():
 def without_password(url: str) -> str:
     """``url`` with any password removed (after ``user:`` and as a ``password=`` parameter), for
     files and messages (the driver then reads it from ~/.pgpass or PGPASSWORD). Any text is
-    taken, a malformed URL included: it is what messages about such a URL show."""
-    text = str(url)
+    taken, a malformed URL included: it is what messages about such a URL show, on one line
+    (a control character is written as its escape, ``\\n``)."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(url))
     head, sep, rest = text.partition("://")
     if not sep:
         return text
@@ -68,6 +69,8 @@ def database_url(url: str) -> str:
     from ..errors import ConfigError
 
     shown = f"storage {without_password(url)}"
+    if not url.isprintable():
+        raise ConfigError(f"{shown}: a URL holds no line breaks or other control characters")
     head, _, rest = url.partition("://")
     name, plus, driver = head.partition("+")
     kind = ALIASES.get(name.lower(), name.lower())
