@@ -42,8 +42,8 @@ def write_record(folder: Path, study: str, url: str | None, sweep_file) -> None:
 
 def read_record(folder: Path) -> Record:
     """The record of the sweep folder ``folder``; ConfigError in one line when it is missing,
-    unreadable or damaged (not an object, a field of the wrong type, a journal that is not a
-    file)."""
+    unreadable or damaged (not a JSON object, a study that is not a name, a storage that is not
+    text)."""
     path = folder / RECORD
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
