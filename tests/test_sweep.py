@@ -312,6 +312,23 @@ def test_importance_bars_are_ordered_with_their_share(sweep_figures, tmp_path):
     assert "at least 2 complete trials" in sweep_figures["importance.png"].axes[0].texts[0].get_text()
 
 
+
+def test_a_sweep_whose_every_trial_failed_draws_its_figures_without_a_legend_or_a_warning(sweep_figures, tmp_path):
+    import warnings
+
+    from mlp_manual.plots.sweep import plot_history, plot_params, plot_trial_curves
+
+    failed = [t for t in TRIALS if t["state"] == "failed"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # matplotlib's "No artists with labels" is a UserWarning
+        plot_history(failed, "val_loss", "minimize", tmp_path / "history.png", "t")
+        plot_params(failed, ["lr", "units"], "val_loss", tmp_path / "params.png", "t", {"lr"}, {"units"})
+        plot_trial_curves(failed, "val_loss", tmp_path / "curves.png", "t")
+    assert set(sweep_figures) == {"history.png", "params.png", "curves.png"}
+    assert all(ax.get_legend() is None for fig in sweep_figures.values() for ax in fig.axes)
+    plot_params(TRIALS[1:], ["lr", "units"], "val_loss", tmp_path / "params.png", "t", {"lr"}, {"units"})
+    assert sweep_figures["params.png"].axes[0].get_legend() is not None
+
 # --- many workers on the journal file, as programs ---------------------------------------------
 
 def _finished(study) -> list:

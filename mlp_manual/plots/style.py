@@ -43,8 +43,11 @@ def new_figure(figsize, *grid, layout=None, **subplots_kwargs):
 
 def legend_outside(ax, title: str | None = None, max_rows: int = 20, **kwargs):
     """A legend to the right of ``ax``, outside the plotting area, in as many columns as keep it
-    to ``max_rows`` entries high (so that it stays beside ``ax``)."""
+    to ``max_rows`` entries high (so that it stays beside ``ax``); none when nothing on ``ax`` has
+    a label (a sweep whose every trial failed), where matplotlib would warn on standard error."""
     n = len(kwargs["handles"]) if "handles" in kwargs else len(ax.get_legend_handles_labels()[1])
+    if n == 0:
+        return None
     return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, title=title,
                      fontsize=7 if n > 8 else 8, ncol=max(1, math.ceil(n / max_rows)), **kwargs)
 

@@ -84,7 +84,9 @@ def plot_params(trials: list[dict], keys: list[str], metric: str, path, title: s
         if i % columns == 0:
             ax.set_ylabel(metric)
         ax.grid(alpha=0.3)
-    axes.flat[0].legend(fontsize=7, loc="best")
+    labelled = next((ax for ax in axes.flat if ax.get_legend_handles_labels()[1]), None)
+    if labelled is not None:  # the states, named once, on the first panel that shows one
+        labelled.legend(fontsize=7, loc="best")
     fig.suptitle(title)
     save(fig, path)
 
