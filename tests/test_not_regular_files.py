@@ -67,6 +67,14 @@ def test_a_sweep_whose_base_is_a_fifo_or_a_device(tmp_path, fifo):
     refused(command("sweep", "run", "s.yaml", cwd=tmp_path), "/dev/zero: is a character device, not a regular file")
 
 
+
+def test_a_sweep_folder_whose_record_is_a_fifo(tmp_path):
+    pytest.importorskip("optuna")
+    (tmp_path / "sweep").mkdir()
+    os.mkfifo(tmp_path / "sweep" / "sweep.json")
+    for verb in ("status", "best"):
+        refused(command("sweep", verb, "sweep", cwd=tmp_path), f"sweep/sweep.json: {FIFO_LINE}")
+
 def test_a_data_directory_file_that_is_a_fifo(tmp_path):
     fake_mnist(tmp_path / "d" / "mnist")
     (tmp_path / "d" / "mnist" / "train-labels-idx1-ubyte.gz").unlink()

@@ -46,9 +46,12 @@ def read_record(folder: Path) -> Record:
     text)."""
     path = folder / RECORD
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        with files.open_regular(path, "r", ConfigError, encoding="utf-8") as f:  # a FIFO would block
+            record = json.loads(f.read())
     except FileNotFoundError:
         raise ConfigError(f"{folder}: not a sweep folder (no {RECORD}; mlp-sweep run writes it)") from None
+    except ConfigError:  # not a regular file
+        raise
     except (OSError, ValueError) as e:  # ValueError: not UTF-8, not JSON
         raise ConfigError(f"{path}: cannot be read ({str(e).splitlines()[0] if str(e) else type(e).__name__})") \
             from None
