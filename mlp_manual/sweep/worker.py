@@ -12,6 +12,8 @@ it is not. A worker stopped by Ctrl-C or SIGTERM saves its run (as ``mlp-train``
 queues the continuation itself, so running the command again goes on where it stopped.
 """
 
+import contextlib
+import json
 import math
 import os
 import platform
@@ -25,13 +27,17 @@ from pathlib import Path
 
 from ..config import dump_config, with_absolute_paths
 from ..errors import MachineError, MLPManualError, TrainingDiverged, TrainingInterrupted, what_was_raised
+from ..runs.metrics import read_metrics
 from ..runs.run import resume_run, train_run
+from .journal import JournalDamaged
+from .liveness import is_gone, process_id
 from .reporting import EpochReporter
 from .spec import Param, Sweep
-from .storage import StudyStorage, require_optuna
+from .storage import StudyStorage, StudyUnreachable, require_optuna
 from .study import continued_numbers, open_study
 
 HOST = platform.node()
+PROCESS = process_id()
 
 
 @dataclass
@@ -52,11 +58,13 @@ class Worker:
     ``report(outcome)`` is called as each trial ends, ``between()`` after it."""
 
     def __init__(self, sweep: Sweep, out: Path, storage: StudyStorage, report: Callable[[Outcome], None],
-                 between: Callable[[], None] = lambda: None):
+                 between: Callable[[], None] = lambda: None, note: Callable[[str], None] = lambda line: None):
         self.sweep, self.out, self.storage, self.report, self.between = sweep, out, storage, report, between
+        self.note = note
         self.optuna = require_optuna()
         self.study = open_study(sweep, storage)
         self.ran = 0
+        self.said_waiting = False
 
     def run(self, limit: int | None = None) -> int:
         """Train trials until the budget is used up (or ``limit`` trials of this worker); the
@@ -72,35 +80,71 @@ class Worker:
         return self.ran
 
     def _next_trial(self):
-        """The study's next trial (a waiting continuation first), or None when the budget is used."""
+        """The study's next trial (a waiting continuation first), or None when the budget is used
+        and no trial that may still need taking over runs (``_waited``)."""
         TrialState = self.optuna.trial.TrialState
-        with self.storage.budget_lock():
-            self._take_over_stale()
-            trials = self.study.get_trials(deepcopy=False)
-            gone = continued_numbers(trials)
-            waiting = any(t.state == TrialState.WAITING for t in trials)
-            if not waiting and sum(t.number not in gone for t in trials) >= self.sweep.trials:
+        seen: dict[int, float] = {}
+        while True:
+            with self.storage.budget_lock():
+                self._take_over_stale()
+                trials = self.study.get_trials(deepcopy=False)
+                gone = continued_numbers(trials)
+                waiting = any(t.state == TrialState.WAITING for t in trials)
+                if waiting or sum(t.number not in gone for t in trials) < self.sweep.trials:
+                    trial = self.study.ask()
+                    self.study._storage.set_trial_user_attr(trial._trial_id, "heartbeat", time.time())
+                    return trial
+            if not self._waited([t for t in trials if t.state == TrialState.RUNNING], seen):
                 return None
-            trial = self.study.ask()
-            self.study._storage.set_trial_user_attr(trial._trial_id, "heartbeat", time.time())
-        return trial
+
+    def _waited(self, running: list, seen: dict[int, float]) -> bool:
+        """The budget is used, and ``running`` still run: wait a little for those whose worker
+        has not yet shown itself alive (a heartbeat newer than the first one ``seen``), as they
+        may need taking over; whether it waited. The first time a heartbeat is late, a line says
+        how long the wait may last."""
+        doubtful = []
+        for t in running:
+            beat = _heartbeat(t)
+            if seen.setdefault(t.number, beat) == beat:
+                doubtful.append((t, beat))
+        if not doubtful:
+            return False
+        now, beat_every = time.time(), self.sweep.stale_after / 4
+        late = [(t, beat) for t, beat in doubtful if now - beat > 2 * beat_every]
+        if late and not self.said_waiting:
+            oldest = min(beat for _, beat in late)
+            numbers = ", ".join(str(t.number) for t, _ in late)
+            self.note(f"waiting for trial{'s' if len(late) > 1 else ''} {numbers} of another worker: no heartbeat "
+                      f"for {now - oldest:.0f} s; taken over once it is {self.sweep.stale_after:g} s old (stale_after), "
+                      f"in at most {max(0.0, self.sweep.stale_after - (now - oldest)):.0f} s")
+            self.said_waiting = True
+        time.sleep(min(beat_every, 2.0))
+        return True
 
     def _take_over_stale(self) -> None:
-        """Mark each running trial without a recent heartbeat failed, and queue its continuation."""
+        """Mark each running trial whose worker is gone (no recent heartbeat, or a process of
+        this machine that has ended) failed, and queue its continuation."""
         TrialState = self.optuna.trial.TrialState
         now = time.time()
         for t in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            beat = t.user_attrs.get("heartbeat") or (t.datetime_start.timestamp() if t.datetime_start else now)
+            beat = _heartbeat(t)
+            host = t.user_attrs.get("host", "an unknown host")
             if now - beat > self.sweep.stale_after:
-                host = t.user_attrs.get("host", "an unknown host")
-                self._hand_over(t, f"its worker on {host} stopped (no heartbeat for {now - beat:.0f} s)")
+                self._hand_over(t, f"its worker on {host} stopped (no heartbeat for {now - beat:.0f} s)",
+                                beat - t.datetime_start.timestamp() if t.datetime_start else None)
+            elif is_gone(t.user_attrs.get("process")):
+                self._hand_over(t, f"its worker on {host} stopped (its process {t.user_attrs.get('pid')} has ended)",
+                                beat - t.datetime_start.timestamp() if t.datetime_start else None)
 
-    def _hand_over(self, frozen, why: str) -> None:
-        """Fail the trial ``frozen`` with ``why`` and queue a trial that continues it."""
+    def _hand_over(self, frozen, why: str, seconds: float | None = None) -> None:
+        """Fail the trial ``frozen`` with ``why`` (after ``seconds`` of work, when known) and
+        queue a trial that continues it."""
         storage = self.study._storage
         following = len(self.study.get_trials(deepcopy=False))  # the number the continuation gets
         try:
             storage.set_trial_user_attr(frozen._trial_id, "reason", f"{why}; continued as trial {following}")
+            if seconds is not None and "seconds" not in frozen.user_attrs:
+                storage.set_trial_user_attr(frozen._trial_id, "seconds", round(max(0.0, seconds), 3))
             if not storage.set_trial_state_values(frozen._trial_id, self.optuna.trial.TrialState.FAIL):
                 return
         except self.optuna.exceptions.UpdateFinishedTrialError:  # it ended meanwhile (its worker was alive after all)
@@ -118,7 +162,7 @@ class Worker:
             cfg = self.sweep.trial_config(params, name)
         except MLPManualError as e:
             return self._end(trial, params, "failed", None, str(e), 0, started)
-        for key, value in (("host", HOST), ("run_dir", str(run_dir)), ("pid", os.getpid()),
+        for key, value in (("host", HOST), ("run_dir", str(run_dir)), ("pid", os.getpid()), ("process", PROCESS),
                            ("config", dump_config(with_absolute_paths(cfg)))):
             storage.set_trial_user_attr(trial._trial_id, key, value)
         pruner = make_pruner(self.optuna, self.sweep)
@@ -126,6 +170,8 @@ class Worker:
         with Heartbeat(storage, trial._trial_id, self.sweep.stale_after / 4):
             try:
                 summary = _train(cfg, run_dir, adopted, reporter)
+            except JournalDamaged:
+                raise
             except TrainingDiverged as e:
                 return self._end(trial, params, "failed", None, f"diverged: {e}", len(reporter.values), started)
             except MLPManualError as e:  # a parameter combination the config or the data refuses
@@ -135,12 +181,14 @@ class Worker:
                     why = f"the machine failed: {e}"
                 else:
                     why = f"interrupted by {_signal_name(getattr(e, 'signum', 2))}"
-                with self.storage.budget_lock():
-                    self._hand_over(storage.get_trial(trial._trial_id), why)
+                # without the study, the trial is taken over when the same command runs again
+                with contextlib.suppress(StudyUnreachable), self.storage.budget_lock():
+                    self._hand_over(storage.get_trial(trial._trial_id), why, time.perf_counter() - started)
                 raise
             except Exception as e:  # a fault of this trial alone: the sweep goes on
                 return self._end(trial, params, "failed", None, f"failed: {what_was_raised(e)}",
                                  len(reporter.values), started)
+        reporter.flush()
         storage.set_trial_user_attr(trial._trial_id, "run_seconds", summary["wall_seconds"])
         storage.set_trial_user_attr(trial._trial_id, "report_seconds", round(reporter.seconds, 4))
         epochs = summary["epochs_run"]
@@ -196,16 +244,51 @@ class Worker:
 
 
 def _train(cfg, run_dir: Path, adopted: bool, reporter: EpochReporter) -> dict:
-    """Train the trial's run (resume the folder it adopted) and write every epoch's value to the
-    study, however the run ends; the run's summary."""
+    """Train the trial's run (resume the folder it adopted, or take its summary when its
+    training had finished) and write every epoch's value to the study, however the run ends;
+    the run's summary."""
     try:
         with warnings.catch_warnings():  # each run keeps its warnings in its summary.json
             warnings.simplefilter("ignore")
             if adopted:
+                finished = finished_summary(run_dir)
+                if finished is not None:
+                    reporter.add_missing(_metric_values(run_dir, reporter.metric))
+                    return finished
                 return resume_run(str(run_dir), echo=_silent, log_every=None, watch=reporter)
             return train_run(cfg, str(run_dir), echo=_silent, log_every=None, watch=reporter)
     finally:
         reporter.write()
+
+
+FINISHED = ("completed", "stopped_early", "pruned")  # a run's status once its training has ended
+
+
+def finished_summary(run_dir: Path) -> dict | None:
+    """The summary of the run in ``run_dir`` when its training ended (its worker lost the study
+    before it could say so), else None: summary.json is written last, and removed when a run
+    is resumed."""
+    try:
+        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(summary, dict) or summary.get("status") not in FINISHED:
+        return None
+    try:
+        float(summary["wall_seconds"]), int(summary["epochs_run"])
+        objective_of(summary, "")
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return summary
+
+
+def _metric_values(run_dir: Path, metric: str) -> dict[int, float]:
+    """Each epoch's ``metric`` in the run's metrics.csv (six significant digits)."""
+    try:
+        history = read_metrics(run_dir)
+    except (MLPManualError, OSError):
+        return {}
+    return {int(e): float(v) for e, v in zip(history.get("epoch", []), history.get(metric, [])) if v is not None}
 
 
 def suggest(trial, p: Param):
@@ -233,6 +316,14 @@ def make_pruner(optuna, sweep: Sweep):
         return optuna.pruners.HyperbandPruner(min_resource=options["min_epochs"], max_resource="auto",
                                               reduction_factor=options["reduction_factor"])
     return optuna.pruners.NopPruner()
+
+
+def _heartbeat(trial) -> float:
+    """The time of the trial's last heartbeat (its start when it has none yet)."""
+    beat = trial.user_attrs.get("heartbeat")
+    if isinstance(beat, (int, float)) and not isinstance(beat, bool):
+        return float(beat)
+    return trial.datetime_start.timestamp() if trial.datetime_start else time.time()
 
 
 def _silent(line: str) -> None:
