@@ -23,6 +23,11 @@ MOONS = {"data": {"name": "moons", "n_samples": 200, "noise": 0.2},
          "training": {"epochs": 30, "batch_size": 32}}
 
 
+# about 4 s of training on a loaded machine, a checkpoint every 10 of its 120 epochs
+MEDIUM = {**MOONS, "data": {**MOONS["data"], "n_samples": 2000}, "training": {"epochs": 120, "batch_size": 16,
+                                                                            "checkpoint_every": 10}}
+
+
 def write_sweep(folder: Path, name: str = "moons", config=None, **keys) -> Path:
     """A sweep file in ``folder`` with an inline moons config; ``keys`` replace its defaults."""
     doc = {"name": name, "config": config or MOONS, "trials": 6, "sampler": {"name": "tpe", "seed": 0},
@@ -124,6 +129,25 @@ def postgres_server():
     """The URL of a PostgreSQL server for the test (``postgres_cluster``), without a password."""
     with postgres_cluster() as server:
         yield server.url
+
+
+def running_trials(folder: Path, storage: str | None = None, name: str = "moons") -> list:
+    """The running trials of the study that have written their first checkpoint ([] while the
+    study is not created yet)."""
+    try:
+        trials = study_of(folder, storage, name).trials
+    except Exception:
+        return []
+    return [t for t in trials if t.state.name == "RUNNING" and "run_dir" in t.user_attrs
+            and os.path.exists(os.path.join(t.user_attrs["run_dir"], "checkpoint.npz"))]
+
+
+def process_gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (a zombie counts as ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0] == b"Z"
+    except FileNotFoundError:
+        return True
 
 
 def wait_for(predicate, seconds: float = 60, every: float = 0.05) -> None:

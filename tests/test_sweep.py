@@ -5,6 +5,7 @@ import csv
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,7 +18,8 @@ import yaml
 pytest.importorskip("optuna")
 
 from conftest import invoke_cli  # noqa: E402
-from sweeps import MOONS, run_sweep, study_of, sweep_command, wait_for, write_sweep  # noqa: E402
+from sweeps import (  # noqa: E402
+    MEDIUM, MOONS, process_gone, run_sweep, running_trials, study_of, sweep_command, wait_for, write_sweep)
 
 from mlp_manual.cli.sweep import main as sweep_cli  # noqa: E402
 from mlp_manual.cli.train import main as train_cli  # noqa: E402
@@ -533,3 +535,97 @@ def test_a_journal_write_cut_short_by_a_full_disk_leaves_no_partial_line(tmp_pat
     assert [r.get("user_attr") for r in _records(path)][-2:] == [{"key": "value"}, {"other": 1}]
     assert len(notes) == 1 and "ended in a record cut short" in notes[0]
     assert StudyStorage(None, tmp_path).storage.get_study_user_attrs(study_id) == {"key": "value", "other": 1}
+
+
+# --- the processes of a sweep: killed, frozen, interrupted --------------------------------------
+
+def _first_line(stream, seconds: float) -> str:
+    """The first line of ``stream``, or "" after ``seconds``."""
+    import threading
+
+    found = []
+    reader = threading.Thread(target=lambda: found.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    return found[0] if found else ""
+
+
+def test_killing_the_parent_ends_its_workers_and_the_same_command_finishes(tmp_path):
+    path, folder = write_sweep(tmp_path, trials=3, config=MEDIUM, pruner="none"), tmp_path / "out"
+    parent = subprocess.Popen(sweep_command("run", path, "--out", folder, "--workers", "2"), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    wait_for(lambda: len(running_trials(folder)) == 2, 120)
+    workers = [t.user_attrs["pid"] for t in running_trials(folder)]
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    wait_for(lambda: all(process_gone(pid) for pid in workers), 60)  # they do not train on
+    study = study_of(folder, name="moons")
+    saved = [t for t in study.trials if t.state.name == "FAIL"]
+    assert len(saved) == 2 and all(t.user_attrs["reason"].startswith("interrupted by SIGTERM") for t in saved)
+    assert [t.state.name for t in study.trials].count("WAITING") == 2
+    again = run_sweep("run", path, "--out", folder)
+    assert again.returncode == 0 and "3 of 3 trials finished (3 complete)" in again.stdout, again.stderr
+
+
+def test_the_same_command_after_a_whole_sweep_was_killed_finishes_the_budget(tmp_path):
+    path, folder = write_sweep(tmp_path, trials=3, config=MEDIUM, pruner="none"), tmp_path / "out"
+    sweep = subprocess.Popen(sweep_command("run", path, "--out", folder, "--workers", "2"), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    wait_for(lambda: len(running_trials(folder)) == 2, 120)
+    os.kill(sweep.pid, signal.SIGSTOP)  # then kill -9 to each process, as a lost machine or the OOM killer does
+    for t in running_trials(folder):
+        os.kill(t.user_attrs["pid"], signal.SIGKILL)
+    os.kill(sweep.pid, signal.SIGKILL)
+    sweep.wait()
+    wait_for(lambda: all(process_gone(t.user_attrs["pid"]) for t in study_of(folder, name="moons").trials), 60)
+    again = run_sweep("run", path, "--out", folder)
+    assert again.returncode == 0 and "3 of 3 trials finished (3 complete)" in again.stdout, again.stdout + again.stderr
+    study = study_of(folder, name="moons")
+    taken = [t for t in study.trials if t.state.name == "FAIL"]
+    assert len(taken) == 2 and all("stopped (its process" in t.user_attrs["reason"] for t in taken)
+    assert all(t.state.name == "COMPLETE" for t in _finished(study))
+
+
+def test_the_same_command_waits_for_a_frozen_worker_saying_how_long(tmp_path):
+    path, folder = write_sweep(tmp_path, trials=1, config=MEDIUM, pruner="none", stale_after=8), tmp_path / "out"
+    frozen = subprocess.Popen(sweep_command("run", path, "--out", folder), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_for(lambda: running_trials(folder), 120)
+        os.killpg(frozen.pid, signal.SIGSTOP)  # alive, but its heartbeat stops
+        again = subprocess.Popen(sweep_command("run", path, "--out", folder), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        line = _first_line(again.stderr, 120)
+        assert line.startswith("waiting for trial 0 of another worker: no heartbeat for "), line
+        assert re.search(r"; taken over once it is 8 s old \(stale_after\), in at most \d+ s\n$", line), line
+    finally:
+        os.killpg(frozen.pid, signal.SIGKILL)
+        frozen.wait()
+    out, err = again.communicate(timeout=120)
+    assert again.returncode == 0 and "1 of 1 trials finished (1 complete)" in out, err
+    old = study_of(folder, name="moons").trials[0]
+    assert old.state.name == "FAIL" and "its worker on" in old.user_attrs["reason"]
+
+
+def test_ctrl_c_to_a_sweep_with_workers_is_said_once_and_status_shows_the_queued_trials(tmp_path):
+    path, folder = write_sweep(tmp_path, trials=3, config=MEDIUM, pruner="none"), tmp_path / "out"
+    sweep = subprocess.Popen(sweep_command("run", path, "--out", folder, "--workers", "2"), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    wait_for(lambda: len(running_trials(folder)) == 2, 120)
+    os.killpg(sweep.pid, signal.SIGINT)  # what a terminal sends its foreground process group
+    out, err = sweep.communicate(timeout=120)
+    assert sweep.returncode == 130
+    assert err == (f"Interrupted: the running trials are saved in {folder / 'trials'}; run the same command again to "
+                   "continue the sweep\n")
+    rows = list(csv.DictReader(io.StringIO(run_sweep("status", folder, "--csv").stdout)))
+    stopped = {r["number"]: r for r in rows if r["state"] == "failed"}
+    queued = [r for r in rows if r["state"] == "waiting"]
+    assert len(stopped) == 2 and len(queued) == 2
+    for r in queued:  # each with the parameters of the trial it continues
+        number = r["note"].removeprefix("queued to continue trial ")
+        assert {k: r[k] for k in ("optimizer.lr", "model.layers.0.units")} == \
+            {k: stopped[number][k] for k in ("optimizer.lr", "model.layers.0.units")} and r["optimizer.lr"]
+    # the interrupted trials record the seconds they ran; their continuations only their own
+    assert all(float(r["seconds"]) > 0 for r in stopped.values())
+    again = run_sweep("run", path, "--out", folder)
+    assert again.returncode == 0 and "3 of 3 trials finished (3 complete)" in again.stdout, again.stderr
