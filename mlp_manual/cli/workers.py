@@ -8,7 +8,8 @@ told, and how what they say reaches the terminal.
   kernel sends its workers SIGTERM (Linux's PR_SET_PDEATHSIG; elsewhere a thread looks for a new
   parent every second), and each saves its trial as after any SIGTERM.
 - Their standard error passes through the parent, line by line: the parent says once what
-  every worker would say on Ctrl-C or a failure (``Interrupted: ...``, ``Error: ...``).
+  every worker would say on Ctrl-C, on a failure (``Interrupted: ...``, ``Error: ...``) or
+  while they wait for the trials of a worker that may be gone (``waiting for ...``).
 """
 
 import ctypes
@@ -74,6 +75,7 @@ class Workers:
         self.lock = threading.Lock()
         self.errors: list[tuple[int, str]] = []  # (worker, line) of each "Error: " line
         self.quiet = False  # once the parent itself was interrupted: the workers' own messages are not shown
+        self.said_waiting = False
         self.children, self.readers = [], []
         for i in range(count):
             child = subprocess.Popen(command, env=env, start_new_session=True, stderr=subprocess.PIPE)
@@ -88,6 +90,10 @@ class Workers:
             with self.lock:
                 if line.startswith("Error: "):
                     self.errors.append((worker, line.rstrip("\n")))
+                elif line.startswith("waiting for "):  # every idle worker waits for the same trials
+                    if not self.said_waiting:
+                        _write_err(line)
+                    self.said_waiting = True
                 elif not (self.quiet and line.startswith("Interrupted")):
                     _write_err(line)
 
