@@ -9,7 +9,9 @@ heartbeat is older than ``stale_after`` lost its worker (``kill -9``, a lost mac
 worker to look marks it failed and queues a trial that continues it, which resumes its run
 folder from the checkpoint when the folder is reachable, or trains its parameters again when
 it is not. A worker stopped by Ctrl-C or SIGTERM saves its run (as ``mlp-train`` does) and
-queues the continuation itself, so running the command again goes on where it stopped.
+queues the continuation itself, so running the command again goes on where it stopped
+(``takeover``). A continuation whose run folder holds a finished training (its worker lost the
+study before it could say so) records that run's end without training.
 """
 
 import contextlib
@@ -30,11 +32,12 @@ from ..errors import MachineError, MLPManualError, TrainingDiverged, TrainingInt
 from ..runs.metrics import read_metrics
 from ..runs.run import resume_run, train_run
 from .journal import JournalDamaged
-from .liveness import is_gone, process_id
+from .liveness import process_id
 from .reporting import EpochReporter
 from .spec import Param, Sweep
 from .storage import StudyStorage, StudyUnreachable, require_optuna
 from .study import continued_numbers, open_study
+from .takeover import TakeOver
 
 HOST = platform.node()
 PROCESS = process_id()
@@ -60,11 +63,10 @@ class Worker:
     def __init__(self, sweep: Sweep, out: Path, storage: StudyStorage, report: Callable[[Outcome], None],
                  between: Callable[[], None] = lambda: None, note: Callable[[str], None] = lambda line: None):
         self.sweep, self.out, self.storage, self.report, self.between = sweep, out, storage, report, between
-        self.note = note
         self.optuna = require_optuna()
         self.study = open_study(sweep, storage)
+        self.takeover = TakeOver(self.study, sweep.stale_after, note)
         self.ran = 0
-        self.said_waiting = False
 
     def run(self, limit: int | None = None) -> int:
         """Train trials until the budget is used up (or ``limit`` trials of this worker); the
@@ -81,12 +83,12 @@ class Worker:
 
     def _next_trial(self):
         """The study's next trial (a waiting continuation first), or None when the budget is used
-        and no trial that may still need taking over runs (``_waited``)."""
+        and no trial that may still need taking over runs (``TakeOver.waited``)."""
         TrialState = self.optuna.trial.TrialState
         seen: dict[int, float] = {}
         while True:
             with self.storage.budget_lock():
-                self._take_over_stale()
+                self.takeover.stale()
                 trials = self.study.get_trials(deepcopy=False)
                 gone = continued_numbers(trials)
                 waiting = any(t.state == TrialState.WAITING for t in trials)
@@ -94,62 +96,8 @@ class Worker:
                     trial = self.study.ask()
                     self.study._storage.set_trial_user_attr(trial._trial_id, "heartbeat", time.time())
                     return trial
-            if not self._waited([t for t in trials if t.state == TrialState.RUNNING], seen):
+            if not self.takeover.waited([t for t in trials if t.state == TrialState.RUNNING], seen):
                 return None
-
-    def _waited(self, running: list, seen: dict[int, float]) -> bool:
-        """The budget is used, and ``running`` still run: wait a little for those whose worker
-        has not yet shown itself alive (a heartbeat newer than the first one ``seen``), as they
-        may need taking over; whether it waited. The first time a heartbeat is late, a line says
-        how long the wait may last."""
-        doubtful = []
-        for t in running:
-            beat = _heartbeat(t)
-            if seen.setdefault(t.number, beat) == beat:
-                doubtful.append((t, beat))
-        if not doubtful:
-            return False
-        now, beat_every = time.time(), self.sweep.stale_after / 4
-        late = [(t, beat) for t, beat in doubtful if now - beat > 2 * beat_every]
-        if late and not self.said_waiting:
-            oldest = min(beat for _, beat in late)
-            numbers = ", ".join(str(t.number) for t, _ in late)
-            self.note(f"waiting for trial{'s' if len(late) > 1 else ''} {numbers} of another worker: no heartbeat "
-                      f"for {now - oldest:.0f} s; taken over once it is {self.sweep.stale_after:g} s old (stale_after), "
-                      f"in at most {max(0.0, self.sweep.stale_after - (now - oldest)):.0f} s")
-            self.said_waiting = True
-        time.sleep(min(beat_every, 2.0))
-        return True
-
-    def _take_over_stale(self) -> None:
-        """Mark each running trial whose worker is gone (no recent heartbeat, or a process of
-        this machine that has ended) failed, and queue its continuation."""
-        TrialState = self.optuna.trial.TrialState
-        now = time.time()
-        for t in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            beat = _heartbeat(t)
-            host = t.user_attrs.get("host", "an unknown host")
-            if now - beat > self.sweep.stale_after:
-                self._hand_over(t, f"its worker on {host} stopped (no heartbeat for {now - beat:.0f} s)",
-                                beat - t.datetime_start.timestamp() if t.datetime_start else None)
-            elif is_gone(t.user_attrs.get("process")):
-                self._hand_over(t, f"its worker on {host} stopped (its process {t.user_attrs.get('pid')} has ended)",
-                                beat - t.datetime_start.timestamp() if t.datetime_start else None)
-
-    def _hand_over(self, frozen, why: str, seconds: float | None = None) -> None:
-        """Fail the trial ``frozen`` with ``why`` (after ``seconds`` of work, when known) and
-        queue a trial that continues it."""
-        storage = self.study._storage
-        following = len(self.study.get_trials(deepcopy=False))  # the number the continuation gets
-        try:
-            storage.set_trial_user_attr(frozen._trial_id, "reason", f"{why}; continued as trial {following}")
-            if seconds is not None and "seconds" not in frozen.user_attrs:
-                storage.set_trial_user_attr(frozen._trial_id, "seconds", round(max(0.0, seconds), 3))
-            if not storage.set_trial_state_values(frozen._trial_id, self.optuna.trial.TrialState.FAIL):
-                return
-        except self.optuna.exceptions.UpdateFinishedTrialError:  # it ended meanwhile (its worker was alive after all)
-            return
-        self.study.enqueue_trial(params=frozen.params, user_attrs={"continues": frozen.number})
 
     def _run_trial(self, trial) -> Outcome:
         params = {p.key: suggest(trial, p) for p in self.sweep.space}
@@ -183,7 +131,7 @@ class Worker:
                     why = f"interrupted by {_signal_name(getattr(e, 'signum', 2))}"
                 # without the study, the trial is taken over when the same command runs again
                 with contextlib.suppress(StudyUnreachable), self.storage.budget_lock():
-                    self._hand_over(storage.get_trial(trial._trial_id), why, time.perf_counter() - started)
+                    self.takeover.hand_over(storage.get_trial(trial._trial_id), why, time.perf_counter() - started)
                 raise
             except Exception as e:  # a fault of this trial alone: the sweep goes on
                 return self._end(trial, params, "failed", None, f"failed: {what_was_raised(e)}",
@@ -316,14 +264,6 @@ def make_pruner(optuna, sweep: Sweep):
         return optuna.pruners.HyperbandPruner(min_resource=options["min_epochs"], max_resource="auto",
                                               reduction_factor=options["reduction_factor"])
     return optuna.pruners.NopPruner()
-
-
-def _heartbeat(trial) -> float:
-    """The time of the trial's last heartbeat (its start when it has none yet)."""
-    beat = trial.user_attrs.get("heartbeat")
-    if isinstance(beat, (int, float)) and not isinstance(beat, bool):
-        return float(beat)
-    return trial.datetime_start.timestamp() if trial.datetime_start else time.time()
 
 
 def _silent(line: str) -> None:
