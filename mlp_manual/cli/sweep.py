@@ -132,25 +132,24 @@ def _spawn(sweep_file, folder: Path, url, trials: int, workers: int) -> None:
     env = worker_environment(url, max(1, (os.cpu_count() or 1) // workers))
     command = [sys.executable, "-m", "mlp_manual.cli.sweep", "run", str(sweep_file), "--out", str(folder),
                "--worker", "--trials", str(trials)]
-    started = []
+    group = Workers()
     received = []
 
     def forward(signum, frame):
         if received:
             return  # the first is being honoured
         received.append(signum)
-        for group in started:
-            group.signal(signum)
+        group.signal(signum)
     previous = {s: signal.signal(s, forward) for s in STOP_SIGNALS}
     try:
-        started.append(Workers(command, env, workers))
-        codes = started[0].wait()
+        group.start(command, env, workers)
+        codes = group.wait()
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
     if received:
         _interrupted(folder, received[0])
-    failed = started[0].failure(codes)
+    failed = group.failure(codes)
     if failed:
         lines, code = failed
         for line in lines:

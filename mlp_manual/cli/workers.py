@@ -68,18 +68,26 @@ def _watch_parent(parent: int) -> None:
 
 
 class Workers:
-    """``count`` processes of ``command``, started in sessions of their own (a Ctrl-C at the
-    terminal reaches them once, from the parent), their standard error read line by line."""
+    """Processes of ``mlp-sweep run --worker`` (``start``), each in a session of its own (a
+    Ctrl-C at the terminal reaches them once, from the parent), their standard error read line
+    by line."""
 
-    def __init__(self, command: list[str], env: dict[str, str], count: int):
+    def __init__(self):
         self.lock = threading.Lock()
         self.errors: list[tuple[int, str]] = []  # (worker, line) of each "Error: " line
-        self.quiet = False  # once the parent itself was interrupted: the workers' own messages are not shown
+        self.received = None  # the signal passed on: the workers' own messages about it are not shown
         self.said_waiting = False
-        self.children, self.readers = [], []
+        self.children, self.readers, self.signalled = [], [], set()
+
+    def start(self, command: list[str], env: dict[str, str], count: int) -> None:
+        """Start ``count`` workers running ``command``; none after a signal came."""
         for i in range(count):
+            if self.received is not None:
+                return
             child = subprocess.Popen(command, env=env, start_new_session=True, stderr=subprocess.PIPE)
             self.children.append(child)
+            if self.received is not None:  # it came while this one started
+                self._pass_on(child)
             reader = threading.Thread(target=self._relay, args=(i, child.stderr), daemon=True)
             reader.start()
             self.readers.append(reader)
@@ -94,17 +102,24 @@ class Workers:
                     if not self.said_waiting:
                         _write_err(line)
                     self.said_waiting = True
-                elif not (self.quiet and line.startswith("Interrupted")):
+                elif not (self.received is not None and line.startswith("Interrupted")):
                     _write_err(line)
 
     def signal(self, signum: int) -> None:
-        """Pass ``signum`` on to every worker; their messages about it are not shown."""
-        self.quiet = True
-        for child in self.children:
-            try:
-                child.send_signal(signum)
-            except OSError:
-                pass
+        """Pass ``signum`` on to every worker (a signal handler: it takes no lock)."""
+        self.received = signum
+        for child in list(self.children):
+            self._pass_on(child)
+
+    def _pass_on(self, child) -> None:
+        """Send the signal received to ``child``, once (a second Ctrl-C would cut its save short)."""
+        if child.pid in self.signalled:
+            return
+        self.signalled.add(child.pid)
+        try:
+            child.send_signal(self.received)
+        except OSError:
+            pass
 
     def wait(self) -> list[int]:
         """Wait for every worker and its last words; their exit codes."""

@@ -146,7 +146,8 @@ class StudyStorage:
                     connection.execute(sqlalchemy.text("SELECT RELEASE_LOCK(:k)"), {"k": str(key)})
             except Exception:  # a lost connection releases the lock on the server
                 pass
-            connection.close()
+            with contextlib.suppress(Exception):  # the error that ended the block, if any, is the one to say
+                connection.close()
 
 
 def _engine(url: str):
@@ -168,8 +169,8 @@ def _unreachable(url: str, e: Exception) -> MachineError:
     """The study's database cannot be used: one line with the driver's first line of why."""
     if isinstance(e, ImportError):
         return MissingExtra(f"storage {without_password(url)}: " + DRIVER.format(e))
-    if e.__cause__ is not None and type(e).__name__ == "StorageInternalError":  # Optuna's wrapping of the driver's
-        e = e.__cause__
+    if isinstance(e, require_optuna().exceptions.StorageInternalError) and e.__cause__ is not None:
+        e = e.__cause__  # Optuna's wrapping of the driver's error
     why = str(getattr(e, "orig", None) or e).strip().splitlines()
     return StudyUnreachable(f"cannot use the study's database {without_password(url)}: "
                             f"{why[0] if why else type(e).__name__}")
