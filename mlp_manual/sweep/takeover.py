@@ -77,9 +77,11 @@ class TakeOver:
         late = [t.number for t in running if now - heartbeat(t) > 2 * beat_every and heartbeat(t) == seen[t.number]]
         if late and not self.said_waiting:
             age = now - min(doubtful)
-            self.note(f"waiting for trial{'s' if len(late) > 1 else ''} {', '.join(map(str, late))} of another "
-                      f"worker: no heartbeat for {age:.0f} s; taken over once it is {self.stale_after:g} s old "
-                      f"(stale_after), in at most {max(0.0, self.stale_after - age):.0f} s")
+            plural = len(late) > 1
+            self.note(f"waiting for trial{'s' if plural else ''} {', '.join(map(str, late))}, whose worker sent no "
+                      f"heartbeat for {age:.0f} s: {'they are' if plural else 'it is'} taken over after "
+                      f"{self.stale_after:g} s without one (stale_after), in at most "
+                      f"{max(0.0, self.stale_after - age):.0f} s")
             self.said_waiting = True
         time.sleep(min(beat_every, 2.0))
         return True
