@@ -116,7 +116,7 @@ def test_a_database_that_goes_away_mid_sweep_is_one_line_and_the_finished_trial_
         server.start()
         again = run_sweep("run", path, "--out", folder)
         assert again.returncode == 0 and "2 of 2 trials finished (2 complete)" in again.stdout, again.stderr
-        trials = study_of(folder, server.url).trials
+        trials = study_of(folder, server.url, "moons").trials
         assert trials[0].state.name == "FAIL" and "stopped (its process" in trials[0].user_attrs["reason"]
         recorded = next(t for t in trials if t.user_attrs.get("continues") == 0)
         assert recorded.state.name == "COMPLETE" and recorded.value == summary["final"]["val_loss"]
@@ -125,8 +125,9 @@ def test_a_database_that_goes_away_mid_sweep_is_one_line_and_the_finished_trial_
 
 
 def test_a_database_restarted_mid_trial_is_survived(tmp_path):
+    longer = {**MEDIUM, "training": {**MEDIUM["training"], "epochs": 400}}  # ample time for the restart
     with postgres_cluster() as server:
-        path = write_sweep(tmp_path, trials=2, config=MEDIUM, pruner="none", storage=server.url)
+        path = write_sweep(tmp_path, trials=2, config=longer, pruner="none", storage=server.url)
         folder = tmp_path / "out"
         sweep = subprocess.Popen(sweep_command("run", path, "--out", folder), stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
@@ -135,6 +136,6 @@ def test_a_database_restarted_mid_trial_is_survived(tmp_path):
         server.start()
         out, err = sweep.communicate(timeout=300)
         assert sweep.returncode == 0 and "2 of 2 trials finished (2 complete)" in out, err
-        trials = study_of(folder, server.url).trials
+        trials = study_of(folder, server.url, "moons").trials
         assert [t.state.name for t in trials] == ["COMPLETE", "COMPLETE"]
-        assert sorted(trials[0].intermediate_values) == list(range(1, 121))
+        assert sorted(trials[0].intermediate_values) == list(range(1, 401))
