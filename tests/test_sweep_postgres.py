@@ -113,6 +113,8 @@ def test_a_database_that_goes_away_mid_sweep_is_one_line_and_the_finished_trial_
                             "trials that finished meanwhile are recorded\n")
         summary = json.loads((folder / "trials" / "0" / "summary.json").read_text())
         assert summary["status"] == "completed"
+        status = run_sweep("status", folder)
+        assert status.returncode == 4 and len(status.stderr.splitlines()) == 1, status.stderr
         server.start()
         again = run_sweep("run", path, "--out", folder)
         assert again.returncode == 0 and "2 of 2 trials finished (2 complete)" in again.stdout, again.stderr
