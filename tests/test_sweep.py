@@ -5,6 +5,7 @@ import csv
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,7 +18,8 @@ import yaml
 pytest.importorskip("optuna")
 
 from conftest import invoke_cli  # noqa: E402
-from sweeps import MOONS, run_sweep, study_of, sweep_command, wait_for, write_sweep  # noqa: E402
+from sweeps import (  # noqa: E402
+    MEDIUM, MOONS, process_gone, run_sweep, running_trials, study_of, sweep_command, wait_for, write_sweep)
 
 from mlp_manual.cli.sweep import main as sweep_cli  # noqa: E402
 from mlp_manual.cli.train import main as train_cli  # noqa: E402
@@ -453,3 +455,194 @@ def test_an_output_folder_that_cannot_be_made_is_one_line(tmp_path):
     result = invoke_cli(sweep_cli, "run", str(write_sweep(tmp_path)), "--out", str(tmp_path / "file" / "out"))
     assert result.exit_code == 4 and result.output.startswith("Error: cannot create the folder")
     assert len(result.output.strip().splitlines()) == 1
+
+
+# --- a damaged journal file -----------------------------------------------------------------
+
+def _records(journal) -> list:
+    return [json.loads(line) for line in journal.read_bytes().splitlines()]
+
+
+def test_a_journal_cut_short_is_set_aside_and_the_sweep_goes_on(tmp_path):
+    path, folder = write_sweep(tmp_path, trials=3), tmp_path / "out"
+    assert run_sweep("run", path, "--out", folder).returncode == 0
+    journal = folder / "journal.log"
+    whole = journal.read_bytes()
+    assert _records(journal)[-1]["op_code"] == 6  # the last trial's end: cut short, it is lost from the study
+    journal.write_bytes(whole[:-40])
+    status = run_sweep("status", folder)
+    assert status.returncode == 0 and " running " in status.stdout  # a reader leaves the partial line alone
+    assert journal.read_bytes() == whole[:-40]
+    again = run_sweep("run", path, "--out", folder)
+    assert again.returncode == 0, again.stderr
+    notes = [line for line in again.stderr.splitlines() if line.startswith("note: ")]
+    kept = list(folder.glob("journal.log.damaged-*"))
+    assert len(kept) == 1 and kept[0].read_bytes() == whole[:-40]
+    assert notes == [f"note: {journal} ended in a record cut short (a crash or a full disk while it was written): a "
+                     f"copy is kept in {kept[0]}, the record is set aside and the sweep goes on"]
+    assert journal.read_bytes().endswith(b"\n") and len(_records(journal)) > whole.count(b"\n")
+    study = study_of(folder, name="moons")
+    # the trial whose end was cut off finished on disk, and its process has ended: at once, a
+    # continuation records it from its run folder
+    assert "3 of 3 trials finished" in again.stdout and "waiting for" not in again.stderr
+    assert not [t for t in study.trials if t.state.name in ("RUNNING", "WAITING")]
+    last = study.trials[2]
+    assert last.state.name == "FAIL" and "stopped (its process" in last.user_attrs["reason"]
+    continued = next(t for t in study.trials if t.user_attrs.get("continues") == 2)
+    run = folder / "trials" / str(continued.number)
+    summary = json.loads((run / "summary.json").read_text())
+    assert continued.state.name in ("COMPLETE", "PRUNED") and summary["epochs_run"] == len(continued.intermediate_values)
+    if continued.state.name == "COMPLETE":
+        assert continued.value == summary["final"]["val_loss"]
+
+
+@pytest.mark.parametrize("damage, why", [
+    (lambda whole: whole + b'{"op_code":99,"worker_id":"w"}\n', "a record of unknown kind (op_code 99)"),
+    (lambda whole: whole + b"\x93\x00\xffgarbage", "bytes that are not a record at its end"),
+    (lambda whole: whole[:100] + b"\x00\x17junk" + whole[106:], "not a JSON record"),
+    (lambda whole: whole + b'{"op_code":8,"worker_id":"w","trial_id":0}\n', "a record without a valid user_attr"),
+])
+def test_a_damaged_journal_is_one_line_naming_the_byte(moons_sweep, damage, why):
+    folder, _ = moons_sweep
+    journal = folder / "journal.log"
+    whole = journal.read_bytes()
+    damaged = damage(whole)
+    journal.write_bytes(damaged)
+    offset = whole.rfind(b"\n", 0, 101) + 1 if len(damaged) == len(whole) else len(whole)
+    line = damaged[:offset].count(b"\n") + 1
+    expected = (f"Error: {journal}: the study's journal is damaged at byte {offset} (line {line}: {why}); keep a copy, "
+                f"then cut it there to go on with the trials recorded before: truncate -s {offset} {journal}")
+    for args in (["status", str(folder)], ["best", str(folder)],
+                 ["run", str(folder.parent / "moons.yaml"), "--out", str(folder), "--trials", "7"]):
+        result = invoke_cli(sweep_cli, *args)
+        assert result.exit_code == 1 and result.output.strip() == expected, result.output
+    assert journal.read_bytes() == damaged  # nothing written after the damage
+    if len(damaged) > len(whole):  # cut where the message says, the study is whole again
+        journal.write_bytes(damaged[:offset])
+        assert invoke_cli(sweep_cli, "status", str(folder)).output.startswith("study moons: 6 trials")
+
+
+def test_a_journal_write_cut_short_by_a_full_disk_leaves_no_partial_line(tmp_path, monkeypatch):
+    from mlp_manual.errors import MachineError
+    from mlp_manual.sweep import journal as journal_module
+    from mlp_manual.sweep.storage import StudyStorage
+
+    notes = []
+    store = StudyStorage(None, tmp_path, note=notes.append)
+    storage = store.storage
+    study_id = storage.create_new_study([__import__("optuna").study.StudyDirection.MINIMIZE], "s")
+    path = tmp_path / "journal.log"
+    before = path.read_bytes()
+    real_write = os.write
+
+    def full_disk(fd, data):
+        real_write(fd, data[: len(data) // 2])
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(journal_module.os, "write", full_disk)
+    with pytest.raises(MachineError) as e:
+        storage.set_study_user_attr(study_id, "key", "value")
+    assert str(e.value) == f"cannot write the study's journal {path} (No space left on device): free some space on its disk"
+    assert path.read_bytes() == before  # the half-written record is cut back off
+    monkeypatch.undo()
+    storage.set_study_user_attr(study_id, "key", "value")
+    # a writer that died mid-line: the next write sets the partial line aside, then appends
+    with open(path, "ab") as f:
+        f.write(b'{"op_code":2,"worker_id":"gone","stu')
+    storage.set_study_user_attr(study_id, "other", 1)
+    assert [r.get("user_attr") for r in _records(path)][-2:] == [{"key": "value"}, {"other": 1}]
+    assert len(notes) == 1 and "ended in a record cut short" in notes[0]
+    assert StudyStorage(None, tmp_path).storage.get_study_user_attrs(study_id) == {"key": "value", "other": 1}
+
+
+# --- the processes of a sweep: killed, frozen, interrupted --------------------------------------
+
+def _first_line(stream, seconds: float) -> str:
+    """The first line of ``stream``, or "" after ``seconds``."""
+    import threading
+
+    found = []
+    reader = threading.Thread(target=lambda: found.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    return found[0] if found else ""
+
+
+def test_killing_the_parent_ends_its_workers_and_the_same_command_finishes(tmp_path):
+    path, folder = write_sweep(tmp_path, trials=3, config=MEDIUM, pruner="none"), tmp_path / "out"
+    parent = subprocess.Popen(sweep_command("run", path, "--out", folder, "--workers", "2"), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    wait_for(lambda: len(running_trials(folder)) == 2, 120)
+    workers = [t.user_attrs["pid"] for t in running_trials(folder)]
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    wait_for(lambda: all(process_gone(pid) for pid in workers), 60)  # they do not train on
+    study = study_of(folder, name="moons")
+    saved = [t for t in study.trials if t.state.name == "FAIL"]
+    assert len(saved) == 2 and all(t.user_attrs["reason"].startswith("interrupted by SIGTERM") for t in saved)
+    assert [t.state.name for t in study.trials].count("WAITING") == 2
+    again = run_sweep("run", path, "--out", folder)
+    assert again.returncode == 0 and "3 of 3 trials finished (3 complete)" in again.stdout, again.stderr
+
+
+def test_the_same_command_after_a_whole_sweep_was_killed_finishes_the_budget(tmp_path):
+    path, folder = write_sweep(tmp_path, trials=3, config=MEDIUM, pruner="none"), tmp_path / "out"
+    sweep = subprocess.Popen(sweep_command("run", path, "--out", folder, "--workers", "2"), stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    wait_for(lambda: len(running_trials(folder)) == 2, 120)
+    os.kill(sweep.pid, signal.SIGSTOP)  # then kill -9 to each process, as a lost machine or the OOM killer does
+    for t in running_trials(folder):
+        os.kill(t.user_attrs["pid"], signal.SIGKILL)
+    os.kill(sweep.pid, signal.SIGKILL)
+    sweep.wait()
+    wait_for(lambda: all(process_gone(t.user_attrs["pid"]) for t in study_of(folder, name="moons").trials), 60)
+    again = run_sweep("run", path, "--out", folder)
+    assert again.returncode == 0 and "3 of 3 trials finished (3 complete)" in again.stdout, again.stdout + again.stderr
+    study = study_of(folder, name="moons")
+    taken = [t for t in study.trials if t.state.name == "FAIL"]
+    assert len(taken) == 2 and all("stopped (its process" in t.user_attrs["reason"] for t in taken)
+    assert all(t.state.name == "COMPLETE" for t in _finished(study))
+
+
+def test_the_same_command_waits_for_a_frozen_worker_saying_how_long(tmp_path):
+    path, folder = write_sweep(tmp_path, trials=1, config=MEDIUM, pruner="none", stale_after=8), tmp_path / "out"
+    frozen = subprocess.Popen(sweep_command("run", path, "--out", folder), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_for(lambda: running_trials(folder), 120)
+        os.killpg(frozen.pid, signal.SIGSTOP)  # alive, but its heartbeat stops
+        again = subprocess.Popen(sweep_command("run", path, "--out", folder), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        line = _first_line(again.stderr, 120)
+        assert re.fullmatch(r"waiting for trial 0, whose worker sent no heartbeat for \d+ s: it is taken over after "
+                            r"8 s without one \(stale_after\), in at most \d+ s\n", line), line
+    finally:
+        os.killpg(frozen.pid, signal.SIGKILL)
+        frozen.wait()
+    out, err = again.communicate(timeout=120)
+    assert again.returncode == 0 and "1 of 1 trials finished (1 complete)" in out, err
+    old = study_of(folder, name="moons").trials[0]
+    assert old.state.name == "FAIL" and "its worker on" in old.user_attrs["reason"]
+
+
+def test_ctrl_c_to_a_sweep_with_workers_is_said_once_and_status_shows_the_queued_trials(tmp_path):
+    path, folder = write_sweep(tmp_path, trials=3, config=MEDIUM, pruner="none"), tmp_path / "out"
+    sweep = subprocess.Popen(sweep_command("run", path, "--out", folder, "--workers", "2"), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    wait_for(lambda: len(running_trials(folder)) == 2, 120)
+    os.killpg(sweep.pid, signal.SIGINT)  # what a terminal sends its foreground process group
+    out, err = sweep.communicate(timeout=120)
+    assert sweep.returncode == 130
+    assert err == (f"Interrupted: the running trials are saved in {folder / 'trials'}; run the same command again to "
+                   "continue the sweep\n")
+    rows = list(csv.DictReader(io.StringIO(run_sweep("status", folder, "--csv").stdout)))
+    stopped = {r["number"]: r for r in rows if r["state"] == "failed"}
+    queued = [r for r in rows if r["state"] == "waiting"]
+    assert len(stopped) == 2 and len(queued) == 2
+    for r in queued:  # each with the parameters of the trial it continues
+        number = r["note"].removeprefix("queued to continue trial ")
+        assert {k: r[k] for k in ("optimizer.lr", "model.layers.0.units")} == \
+            {k: stopped[number][k] for k in ("optimizer.lr", "model.layers.0.units")} and r["optimizer.lr"]
+    # the interrupted trials record the seconds they ran; their continuations only their own
+    assert all(float(r["seconds"]) > 0 for r in stopped.values())
+    again = run_sweep("run", path, "--out", folder)
+    assert again.returncode == 0 and "3 of 3 trials finished (3 complete)" in again.stdout, again.stderr

@@ -3,6 +3,8 @@ workers, each with its own run folders, sharing one study."""
 
 import csv
 import io
+import json
+import os
 import subprocess
 
 import pytest
@@ -10,7 +12,8 @@ import pytest
 pytest.importorskip("optuna")
 pytest.importorskip("psycopg")
 
-from sweeps import postgres_server, run_sweep, study_of, sweep_command, write_sweep  # noqa: E402
+from sweeps import (  # noqa: E402
+    MEDIUM, postgres_cluster, postgres_server, run_sweep, running_trials, study_of, sweep_command, wait_for, write_sweep)
 
 
 def test_workers_with_separate_folders_share_one_study_on_a_fresh_database(tmp_path):
@@ -72,3 +75,85 @@ def test_a_postgres_url_as_hosting_providers_write_it_is_postgresql(tmp_path):
         table = run_sweep("status", "--storage", with_driver, "--study", "moons", "--csv")
         assert table.returncode == 0, table.stderr
         assert len(list(csv.DictReader(io.StringIO(table.stdout)))) == 2
+
+
+def _arguments_of_the_sweep(parent: int) -> list[str]:
+    """The command lines (/proc/PID/cmdline, readable by every local user) of ``parent`` and of
+    every process whose parent it is."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = open(f"/proc/{entry}/status").read()
+            arguments = open(f"/proc/{entry}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        ppid = int(next(line.split()[1] for line in status.splitlines() if line.startswith("PPid:")))
+        if int(entry) == parent or ppid == parent:
+            found.append(arguments)
+    return found
+
+
+def test_the_password_is_in_no_process_arguments(tmp_path):
+    password = "pw-a1b2c3-secret"
+    with postgres_cluster(password=password) as server:
+        assert password in server.url
+        path = write_sweep(tmp_path, trials=3, config=MEDIUM, pruner="none", storage=server.url)
+        sweep = subprocess.Popen(sweep_command("run", path, "--out", tmp_path / "out", "--workers", "2"),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: len(running_trials(tmp_path / "out", server.url)) == 2, 120)
+        seen = _arguments_of_the_sweep(sweep.pid)
+        out, err = sweep.communicate(timeout=300)
+        assert sweep.returncode == 0 and "3 of 3 trials finished (3 complete)" in out, err
+        assert len(seen) == 3 and sum(" --worker " in a for a in seen) == 2, seen
+        assert not [a for a in seen if password in a]
+        refused = run_sweep("status", "--storage", server.url.replace(f":{password}", ""), "--study", "moons")
+        assert refused.returncode == 4 and "no password supplied" in refused.stderr  # the password is needed
+        assert password not in (tmp_path / "out" / "sweep.json").read_text()
+
+
+def test_a_database_that_goes_away_mid_sweep_is_one_line_and_the_finished_trial_is_recorded(tmp_path):
+    with postgres_cluster() as server:
+        path = write_sweep(tmp_path, trials=2, config=MEDIUM, pruner="none", storage=server.url)
+        folder = tmp_path / "out"
+        sweep = subprocess.Popen(sweep_command("run", path, "--out", folder), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: running_trials(folder, server.url), 120)
+        server.stop("fast")  # the trial trains on without its database, and ends on disk
+        out, err = sweep.communicate(timeout=300)
+        assert sweep.returncode == 4, err
+        assert len(err.splitlines()) == 1 and err.startswith(
+            f"Error: cannot use the study's database {server.url}: "), err
+        assert err.endswith("; the trials' run folders are kept: run the same command again once it is back, and the "
+                            "trials that finished meanwhile are recorded\n")
+        summary = json.loads((folder / "trials" / "0" / "summary.json").read_text())
+        assert summary["status"] == "completed"
+        status = run_sweep("status", folder)
+        assert status.returncode == 4 and len(status.stderr.splitlines()) == 1, status.stderr
+        server.start()
+        again = run_sweep("run", path, "--out", folder)
+        assert again.returncode == 0 and "2 of 2 trials finished (2 complete)" in again.stdout, again.stderr
+        trials = study_of(folder, server.url, "moons").trials
+        assert trials[0].state.name == "FAIL" and "stopped (its process" in trials[0].user_attrs["reason"]
+        recorded = next(t for t in trials if t.user_attrs.get("continues") == 0)
+        assert recorded.state.name == "COMPLETE" and recorded.value == summary["final"]["val_loss"]
+        assert sorted(recorded.intermediate_values) == list(range(1, 121))  # every epoch, from metrics.csv if need be
+        assert json.loads((folder / "trials" / str(recorded.number) / "summary.json").read_text()) == summary
+
+
+def test_a_database_restarted_mid_trial_is_survived(tmp_path):
+    longer = {**MEDIUM, "training": {**MEDIUM["training"], "epochs": 400}}  # ample time for the restart
+    with postgres_cluster() as server:
+        path = write_sweep(tmp_path, trials=2, config=longer, pruner="none", storage=server.url)
+        folder = tmp_path / "out"
+        sweep = subprocess.Popen(sweep_command("run", path, "--out", folder), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: running_trials(folder, server.url), 120)
+        server.stop("fast")
+        server.start()
+        out, err = sweep.communicate(timeout=300)
+        assert sweep.returncode == 0 and "2 of 2 trials finished (2 complete)" in out, err
+        trials = study_of(folder, server.url, "moons").trials
+        assert [t.state.name for t in trials] == ["COMPLETE", "COMPLETE"]
+        assert sorted(trials[0].intermediate_values) == list(range(1, 401))

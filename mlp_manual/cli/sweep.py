@@ -3,7 +3,6 @@
 import dataclasses
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ from ..options import NAME
 from ..readable import readable
 from .common import aligned, machine_failure, say, user_errors, version_option, writable_folder, write_csv
 from .process import STOP_SIGNALS, last_words
+from .workers import Workers, end_with_parent, worker_environment, worker_storage
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -51,11 +51,15 @@ def run(sweep_file, out, workers, trials, storage, as_worker):
     run folder DIR/trials/<number>/ that mlp-eval, mlp-predict, mlp-plot and mlp-train --resume
     take. Ctrl-C or SIGTERM saves the running trials; the same command again continues.
 
-    Exit codes: 0 the budget is used up, 1 a mistake in the sweep file or the config, 4 the
-    machine or the study's database failed, 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP.
+    Exit codes: 0 the budget is used up, 1 a mistake in the sweep file or the config (or a
+    damaged journal file), 4 the machine or the study's database failed, 130 Ctrl-C, 143
+    SIGTERM, 129 SIGHUP.
     """
     from ..sweep.spec import load_sweep
 
+    if as_worker:
+        end_with_parent()
+        storage = worker_storage() or storage
     sweep = load_sweep(sweep_file)
     if trials is not None:
         sweep = dataclasses.replace(sweep, trials=trials)
@@ -67,7 +71,7 @@ def run(sweep_file, out, workers, trials, storage, as_worker):
     from ..sweep.storage import StudyStorage
     from ..sweep.study import open_study
 
-    store = StudyStorage(url, folder)
+    store = StudyStorage(url, folder, note=_note)
     open_study(sweep, store)
     write_record(folder, sweep.name, url, sweep_file)
     keys = ", ".join(p.key for p in sweep.space)
@@ -81,14 +85,18 @@ def run(sweep_file, out, workers, trials, storage, as_worker):
     _summary(sweep, folder, store)
 
 
+def _note(line: str) -> None:
+    say(line, err=True)
+
+
 def _work(sweep, folder: Path, url) -> None:
     """Run trials in this process until the budget is used up; a line per trial. The last
     worker to end (no trial running) draws the figures once more."""
     from ..sweep.figures import FIGURES_SECONDS, draw_figures
-    from ..sweep.storage import StudyStorage
+    from ..sweep.storage import StudyStorage, StudyUnreachable
     from ..sweep.worker import Worker
 
-    store = StudyStorage(url, folder)
+    store = StudyStorage(url, folder, note=_note)
     drawn = [time.monotonic()]
     log_keys = {p.key for p in sweep.space if p.log}
     choice_keys = {p.key for p in sweep.space if p.choices}
@@ -99,53 +107,51 @@ def _work(sweep, folder: Path, url) -> None:
                 say(line, err=True)
             drawn[0] = time.monotonic()
 
-    worker = Worker(sweep, folder, store, lambda outcome: say(trial_line(outcome, sweep.metric)), between)
     try:
+        worker = Worker(sweep, folder, store, lambda outcome: say(trial_line(outcome, sweep.metric)), between, _note)
         worker.run()
+        if not worker.study.get_trials(deepcopy=False, states=(worker.optuna.trial.TrialState.RUNNING,)):
+            for line in draw_figures(worker.study, folder, log_keys, choice_keys):
+                say(line, err=True)
     except (TrainingInterrupted, KeyboardInterrupt) as e:
         _interrupted(folder, getattr(e, "signum", signal.SIGINT))
+    except StudyUnreachable as e:
+        machine_failure(f"{e}; the trials' run folders are kept: run the same command again once it is back, "
+                        "and the trials that finished meanwhile are recorded")
     except MachineError as e:
         machine_failure(f"{e}; the trial is saved: run the same command again once this is fixed")
-    if not worker.study.get_trials(deepcopy=False, states=(worker.optuna.trial.TrialState.RUNNING,)):
-        for line in draw_figures(worker.study, folder, log_keys, choice_keys):
-            say(line, err=True)
 
 
 def _spawn(sweep_file, folder: Path, url, trials: int, workers: int) -> None:
     """Run ``workers`` processes of this command (``--worker``), each with an even share of the
     machine's cores for its matrix products, and wait for them; Ctrl-C, SIGTERM and SIGHUP are
-    passed on once, so that each saves its trial."""
-    threads = str(max(1, (os.cpu_count() or 1) // workers))
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+    passed on once, so that each saves its trial, and said once (cli.workers)."""
+    env = worker_environment(url, max(1, (os.cpu_count() or 1) // workers))
     command = [sys.executable, "-m", "mlp_manual.cli.sweep", "run", str(sweep_file), "--out", str(folder),
-               "--worker", "--trials", str(trials)] + (["--storage", url] if url else [])
-    children = []
+               "--worker", "--trials", str(trials)]
+    group = Workers()
     received = []
 
     def forward(signum, frame):
         if received:
             return  # the first is being honoured
         received.append(signum)
-        for child in children:
-            try:
-                child.send_signal(signum)
-            except OSError:
-                pass
+        group.signal(signum)
     previous = {s: signal.signal(s, forward) for s in STOP_SIGNALS}
     try:
-        # each in its own session: a Ctrl-C at the terminal reaches them once, from here
-        children += [subprocess.Popen(command, env=env, start_new_session=True) for _ in range(workers)]
-        codes = [child.wait() for child in children]
+        group.start(command, env, workers)
+        codes = group.wait()
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
     if received:
         _interrupted(folder, received[0])
-    bad = [c for c in codes if c != 0]
-    if bad:
-        if any(c == 4 for c in bad):
-            machine_failure(f"{len(bad)} of {workers} workers stopped on a failure of the machine (above)")
-        raise ConfigError(f"{len(bad)} of {workers} workers stopped with an error (above)")
+    failed = group.failure(codes)
+    if failed:
+        lines, code = failed
+        for line in lines:
+            say(line, err=True)
+        sys.exit(code)
 
 
 def _interrupted(folder: Path, signum: int) -> None:

@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 
 from ..errors import what_was_raised
+from .storage import StudyUnreachable
 from .table import best_trial
 
 FIGURES = ("history.png", "params.png", "importance.png", "curves.png")
@@ -62,6 +63,8 @@ def draw_figures(study, folder: Path, log_keys=frozenset(), choice_keys=frozense
     for file, draw in steps:  # each figure's failure costs only that figure
         try:
             draw(folder / file)
+        except StudyUnreachable:  # not a failure of the figure: the sweep ends on it
+            raise
         except Exception as e:
             failed.append(f"could not draw {folder / file}: {what_was_raised(e)}")
     return failed

@@ -7,11 +7,16 @@ trial ends. Measured on spirals (250 epochs of about 2 ms): writing each epoch t
 ``should_prune`` 0.09 ms, 15% of the trial; deciding from the values in hand and writing them in
 batches costs under 1%. The pruners compare a trial with finished trials only, whose values
 are all written before they finish, so the decisions are the ones per-epoch writes would give.
+
+While the study's storage is unreachable (a database restarting or failing over), training goes
+on: the values wait for the next write, and the pruner judges against the trials it last read.
 """
 
 import copy
 import math
 import time
+
+from .storage import StudyUnreachable
 
 WRITE_SECONDS = 2.0  # the values of a running trial reach the study (mlp-sweep status) this often
 TRIALS_SECONDS = 2.0  # how old the finished trials the pruner compares with may be
@@ -28,7 +33,10 @@ class CachedTrials:
         key = None if states is None else tuple(states)
         now = time.monotonic()
         if key not in self._cache or now - self._cache[key][0] > TRIALS_SECONDS:
-            self._cache[key] = (now, self._study.get_trials(deepcopy=False, states=states))
+            try:
+                self._cache[key] = (now, self._study.get_trials(deepcopy=False, states=states))
+            except StudyUnreachable:  # judged against the trials read last, none at first
+                self._cache.setdefault(key, (now, []))
         trials = self._cache[key][1]
         return copy.deepcopy(trials) if deepcopy else trials
 
@@ -79,12 +87,26 @@ class EpochReporter:
         return None
 
     def write(self) -> None:
-        """Write the values not yet in the study: one batch for a journal file."""
+        """Write the values not yet in the study: one batch for a journal file. While the storage
+        is unreachable they wait for the next write."""
+        try:
+            self.flush()
+        except StudyUnreachable:
+            self.last_write = time.monotonic()
+
+    def flush(self) -> None:
+        """Write the values not yet in the study, or raise StudyUnreachable."""
         todo = {e: v for e, v in self.values.items() if self.written.get(e) != v}  # a resumed epoch may differ
         if todo:
-            write_values(self.study._storage, self.trial._trial_id, todo)
+            storage = self.study._storage
+            storage.guard(write_values, storage, self.trial._trial_id, todo)
             self.written.update(todo)
         self.last_write = time.monotonic()
+
+    def add_missing(self, values: dict[int, float]) -> None:
+        """The values of epochs run while the study was unreachable (read back from metrics.csv)."""
+        for epoch, value in values.items():
+            self.values.setdefault(epoch, value)
 
 
 def write_values(storage, trial_id: int, values: dict[int, float]) -> None:

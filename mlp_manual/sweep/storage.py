@@ -18,10 +18,11 @@ import contextlib
 import fcntl
 import os
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..errors import MachineError, MissingExtra, machine_error
+from ..errors import MachineError, MissingExtra, MLPManualError, machine_error
 
 JOURNAL = "journal.log"
 INSTALL = 'mlp-sweep needs optuna; install it with: pip install "mlp-manual[sweep]"'
@@ -99,34 +100,56 @@ def scheme(url: str) -> str:
     return url.partition(":")[0].partition("+")[0].lower()
 
 
-class StudyStorage:
-    """The Optuna storage of a study (``storage``), and ``budget_lock()``."""
+class StudyUnreachable(MachineError):
+    """The study's storage failed while the command used it: its database went away (stopped,
+    restarted, failed over, the network lost), or its journal file could not be written."""
 
-    def __init__(self, url: str | None, folder: Path):
+
+class StudyStorage:
+    """The Optuna storage of a study (``storage``), and ``budget_lock()``. Every call to
+    ``storage`` that fails for the storage's own sake raises StudyUnreachable; a damaged journal
+    file raises JournalDamaged; ``note`` is told when a journal's record cut short is set aside."""
+
+    def __init__(self, url: str | None, folder: Path, note: Callable[[str], None] | None = None):
         self.url, self.folder = url, folder
         optuna = require_optuna()
         self._journal = url is None or "://" not in url
         if self._journal:  # a journal file: the default in the sweep folder, or a path
-            from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock, JournalStorage
+            from optuna.storages.journal import JournalFileOpenLock
+
+            from .journal import backend_class
 
             self.path = folder / JOURNAL if url is None else Path(url)
             self._lock_file = self.path.with_name(self.path.name + ".budget.lock")
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 # the open lock: a symlink lock left by a killed process would stop every worker
-                backend = JournalFileBackend(str(self.path), lock_obj=JournalFileOpenLock(str(self.path)))
+                backend = backend_class()(str(self.path), JournalFileOpenLock(str(self.path)), note or _quiet)
+                self.storage = _guarded(_checked_journal(optuna)(backend), self._failed)
             except OSError as e:
-                raise machine_error(e, self.path, "open the study's journal") from None
-            self.storage = JournalStorage(backend)
+                raise self._failed(e) from None
             return
         self.url = url = database_url(url)
         self._engine = _engine(url)
         self._lock_file = Path(url.split("///", 1)[1] + ".budget.lock") if scheme(url) == "sqlite" else None
         with self.budget_lock("mlp-sweep schema"):
             try:
-                self.storage = optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True})
+                from optuna.storages._cached_storage import _CachedStorage  # what optuna wraps an RDBStorage in
+
+                inner = _CachedStorage(optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True}))
             except Exception as e:  # the driver's own errors: refused, unknown host, bad password
                 raise _unreachable(url, e) from None
+        self.storage = _guarded(inner, self._failed)
+
+    def _failed(self, e: Exception) -> Exception:
+        """The StudyUnreachable for ``e``, a failure of this storage's file or database."""
+        if not self._journal:
+            return _unreachable(self.url, e)
+        if isinstance(e, OSError):
+            found = machine_error(e, self.path, "write the study's journal")
+            message = str(found) if isinstance(found, MachineError) else f"cannot use the study's journal {self.path} ({e})"
+            return StudyUnreachable(message, self.path)
+        return e
 
     def describe(self) -> str:
         """The storage, for messages: the journal file, or the URL without its password."""
@@ -161,7 +184,8 @@ class StudyStorage:
                     connection.execute(sqlalchemy.text("SELECT RELEASE_LOCK(:k)"), {"k": str(key)})
             except Exception:  # a lost connection releases the lock on the server
                 pass
-            connection.close()
+            with contextlib.suppress(Exception):  # the error that ended the block, if any, is the one to say
+                connection.close()
 
 
 def _engine(url: str):
@@ -185,8 +209,82 @@ def _unreachable(url: str, e: Exception) -> MachineError:
     """The study's database cannot be used: one line with the driver's first line of why."""
     if isinstance(e, ImportError):
         return MissingExtra(f"storage {without_password(url)}: " + DRIVER.format(e))
+    if isinstance(e, require_optuna().exceptions.StorageInternalError) and e.__cause__ is not None:
+        e = e.__cause__  # Optuna's wrapping of the driver's error
     why = str(getattr(e, "orig", None) or e).strip().splitlines()
-    return MachineError(f"cannot use the study's database {without_password(url)}: {why[0] if why else type(e).__name__}")
+    return StudyUnreachable(f"cannot use the study's database {without_password(url)}: "
+                            f"{why[0] if why else type(e).__name__}")
+
+
+def _storage_failures(optuna) -> tuple:
+    """The exceptions by which Optuna's storages say that the storage itself failed."""
+    failures = [OSError, optuna.exceptions.StorageInternalError]
+    try:
+        import sqlalchemy.exc
+
+        failures.append(sqlalchemy.exc.SQLAlchemyError)
+    except ImportError:
+        pass
+    return tuple(failures)
+
+
+def _guarded(inner, failed: Callable[[Exception], Exception]):
+    """``inner``, an Optuna storage, behind a storage of the same methods that turns a failure
+    of the storage itself (a lost database, an unwritable journal) into ``failed(e)``: one home
+    for what every call of the study (ask, tell, attributes, epoch values) does when its storage
+    goes away. Other attributes are ``inner``'s."""
+    optuna = require_optuna()
+    failures = _storage_failures(optuna)
+    base = optuna.storages.BaseStorage
+
+    def passed_on(name):
+        def method(self, *args, **kwargs):
+            try:
+                return getattr(self._inner, name)(*args, **kwargs)
+            except failures as e:
+                raise failed(e) from None
+        method.__name__ = name
+        return method
+
+    names = [n for n in dir(base) if not n.startswith("_") and callable(getattr(base, n))]
+    methods = {n: passed_on(n) for n in names}
+    methods["__init__"] = lambda self: setattr(self, "_inner", inner)
+    methods["__getattr__"] = lambda self, name: getattr(self._inner, name)
+
+    def guard(self, fn, *args):
+        """``fn(*args)``, a call that reaches the storage by another way, guarded alike."""
+        try:
+            return fn(*args)
+        except failures as e:
+            raise failed(e) from None
+    methods["guard"] = guard
+    return type("GuardedStorage", (base,), methods)()
+
+
+def _checked_journal(optuna):
+    """Optuna's JournalStorage whose replay of another process's record that it cannot apply (a
+    record that passed the line checks, yet names a distribution or a time Optuna refuses) is
+    JournalDamaged at that record, not a traceback."""
+    from optuna.storages.journal import JournalStorage
+
+    class CheckedJournalStorage(JournalStorage):
+        def _sync_with_backend(self):
+            try:
+                super()._sync_with_backend()
+            except (optuna.exceptions.OptunaError, OSError, MLPManualError):
+                raise
+            except Exception as e:
+                offset, number, record = self._backend.last_read
+                if record.get("worker_id") == self._replay_result.worker_id:  # this process's own call
+                    raise
+                raise self._backend.damaged(offset, number, f"a record Optuna cannot replay ({type(e).__name__})") \
+                    from None
+
+    return CheckedJournalStorage
+
+
+def _quiet(line: str) -> None:
+    """No notes."""
 
 
 @contextlib.contextmanager

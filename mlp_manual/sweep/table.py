@@ -30,10 +30,16 @@ def trial_rows(study) -> list[dict]:
         if seconds is None and t.state.name == "RUNNING" and t.datetime_start is not None:
             seconds = round(now - t.datetime_start.timestamp(), 1)
         epochs = t.user_attrs.get("epochs", len(t.intermediate_values) if t.state.name == "RUNNING" else None)
+        params = t.params
+        note = t.user_attrs.get("reason")
+        if t.state.name == "WAITING":  # a queued continuation: its parameters are fixed, not yet suggested
+            params = t.system_attrs.get("fixed_params") or {}
+            if "continues" in t.user_attrs:
+                note = f"queued to continue trial {t.user_attrs['continues']}"
         row = {"number": t.number, "state": state}
-        row.update({key: t.params.get(key) for key in space})
+        row.update({key: params.get(key) for key in space})
         row.update({metric: value, "epochs": epochs, "seconds": seconds, "host": t.user_attrs.get("host"),
-                    "run_dir": t.user_attrs.get("run_dir"), "note": t.user_attrs.get("reason")})
+                    "run_dir": t.user_attrs.get("run_dir"), "note": note})
         rows.append(row)
     sign = -1 if study.user_attrs.get("direction") == "maximize" else 1
     return sorted(rows, key=lambda r: (r[metric] is None or r["state"] != "complete",

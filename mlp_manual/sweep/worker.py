@@ -9,9 +9,13 @@ heartbeat is older than ``stale_after`` lost its worker (``kill -9``, a lost mac
 worker to look marks it failed and queues a trial that continues it, which resumes its run
 folder from the checkpoint when the folder is reachable, or trains its parameters again when
 it is not. A worker stopped by Ctrl-C or SIGTERM saves its run (as ``mlp-train`` does) and
-queues the continuation itself, so running the command again goes on where it stopped.
+queues the continuation itself, so running the command again goes on where it stopped
+(``takeover``). A continuation whose run folder holds a finished training (its worker lost the
+study before it could say so) records that run's end without training.
 """
 
+import contextlib
+import json
 import math
 import os
 import platform
@@ -25,14 +29,19 @@ from pathlib import Path
 
 from ..config import dump_config, with_absolute_paths
 from ..errors import MachineError, MLPManualError, TrainingDiverged, TrainingInterrupted, what_was_raised
+from ..runs.metrics import read_metrics
 from ..runs.run import resume_run, train_run
 from .folder import foreign_run
+from .journal import JournalDamaged
+from .liveness import process_id
 from .reporting import EpochReporter
 from .spec import Param, Sweep
-from .storage import StudyStorage, require_optuna
+from .storage import StudyStorage, StudyUnreachable, require_optuna
 from .study import continued_numbers, open_study
+from .takeover import TakeOver
 
 HOST = platform.node()
+PROCESS = process_id()
 
 
 @dataclass
@@ -53,10 +62,11 @@ class Worker:
     ``report(outcome)`` is called as each trial ends, ``between()`` after it."""
 
     def __init__(self, sweep: Sweep, out: Path, storage: StudyStorage, report: Callable[[Outcome], None],
-                 between: Callable[[], None] = lambda: None):
+                 between: Callable[[], None] = lambda: None, note: Callable[[str], None] = lambda line: None):
         self.sweep, self.out, self.storage, self.report, self.between = sweep, out, storage, report, between
         self.optuna = require_optuna()
         self.study = open_study(sweep, storage)
+        self.takeover = TakeOver(self.study, sweep.stale_after, note)
         self.ran = 0
         self.notes: dict[int, str] = {}  # trial number -> a note for the trial's reason
 
@@ -74,40 +84,22 @@ class Worker:
         return self.ran
 
     def _next_trial(self):
-        """The study's next trial (a waiting continuation first), or None when the budget is used."""
+        """The study's next trial (a waiting continuation first), or None when the budget is used
+        and no trial that may still need taking over runs (``TakeOver.waited``)."""
         TrialState = self.optuna.trial.TrialState
-        with self.storage.budget_lock():
-            self._take_over_stale()
-            trials = self.study.get_trials(deepcopy=False)
-            gone = continued_numbers(trials)
-            waiting = any(t.state == TrialState.WAITING for t in trials)
-            if not waiting and sum(t.number not in gone for t in trials) >= self.sweep.trials:
+        seen: dict[int, float] = {}
+        while True:
+            with self.storage.budget_lock():
+                self.takeover.stale()
+                trials = self.study.get_trials(deepcopy=False)
+                gone = continued_numbers(trials)
+                waiting = any(t.state == TrialState.WAITING for t in trials)
+                if waiting or sum(t.number not in gone for t in trials) < self.sweep.trials:
+                    trial = self.study.ask()
+                    self.study._storage.set_trial_user_attr(trial._trial_id, "heartbeat", time.time())
+                    return trial
+            if not self.takeover.waited([t for t in trials if t.state == TrialState.RUNNING], seen):
                 return None
-            trial = self.study.ask()
-            self.study._storage.set_trial_user_attr(trial._trial_id, "heartbeat", time.time())
-        return trial
-
-    def _take_over_stale(self) -> None:
-        """Mark each running trial without a recent heartbeat failed, and queue its continuation."""
-        TrialState = self.optuna.trial.TrialState
-        now = time.time()
-        for t in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            beat = t.user_attrs.get("heartbeat") or (t.datetime_start.timestamp() if t.datetime_start else now)
-            if now - beat > self.sweep.stale_after:
-                host = t.user_attrs.get("host", "an unknown host")
-                self._hand_over(t, f"its worker on {host} stopped (no heartbeat for {now - beat:.0f} s)")
-
-    def _hand_over(self, frozen, why: str) -> None:
-        """Fail the trial ``frozen`` with ``why`` and queue a trial that continues it."""
-        storage = self.study._storage
-        following = len(self.study.get_trials(deepcopy=False))  # the number the continuation gets
-        try:
-            storage.set_trial_user_attr(frozen._trial_id, "reason", f"{why}; continued as trial {following}")
-            if not storage.set_trial_state_values(frozen._trial_id, self.optuna.trial.TrialState.FAIL):
-                return
-        except self.optuna.exceptions.UpdateFinishedTrialError:  # it ended meanwhile (its worker was alive after all)
-            return
-        self.study.enqueue_trial(params=frozen.params, user_attrs={"continues": frozen.number})
 
     def _run_trial(self, trial) -> Outcome:
         params = {p.key: suggest(trial, p) for p in self.sweep.space}
@@ -120,7 +112,7 @@ class Worker:
             cfg = self.sweep.trial_config(params, name)
         except MLPManualError as e:
             return self._end(trial, params, "failed", None, str(e), 0, started)
-        for key, value in (("host", HOST), ("run_dir", str(run_dir)), ("pid", os.getpid()),
+        for key, value in (("host", HOST), ("run_dir", str(run_dir)), ("pid", os.getpid()), ("process", PROCESS),
                            ("config", dump_config(with_absolute_paths(cfg)))):
             storage.set_trial_user_attr(trial._trial_id, key, value)
         pruner = make_pruner(self.optuna, self.sweep)
@@ -128,6 +120,8 @@ class Worker:
         with Heartbeat(storage, trial._trial_id, self.sweep.stale_after / 4):
             try:
                 summary = _train(cfg, run_dir, adopted, reporter)
+            except JournalDamaged:
+                raise
             except TrainingDiverged as e:
                 return self._end(trial, params, "failed", None, f"diverged: {e}", len(reporter.values), started)
             except MLPManualError as e:  # a parameter combination the config or the data refuses
@@ -137,12 +131,14 @@ class Worker:
                     why = f"the machine failed: {e}"
                 else:
                     why = f"interrupted by {_signal_name(getattr(e, 'signum', 2))}"
-                with self.storage.budget_lock():
-                    self._hand_over(storage.get_trial(trial._trial_id), why)
+                # without the study, the trial is taken over when the same command runs again
+                with contextlib.suppress(StudyUnreachable), self.storage.budget_lock():
+                    self.takeover.hand_over(storage.get_trial(trial._trial_id), why, time.perf_counter() - started)
                 raise
             except Exception as e:  # a fault of this trial alone: the sweep goes on
                 return self._end(trial, params, "failed", None, f"failed: {what_was_raised(e)}",
                                  len(reporter.values), started)
+        reporter.flush()
         storage.set_trial_user_attr(trial._trial_id, "run_seconds", summary["wall_seconds"])
         storage.set_trial_user_attr(trial._trial_id, "report_seconds", round(reporter.seconds, 4))
         epochs = summary["epochs_run"]
@@ -205,16 +201,51 @@ class Worker:
 
 
 def _train(cfg, run_dir: Path, adopted: bool, reporter: EpochReporter) -> dict:
-    """Train the trial's run (resume the folder it adopted) and write every epoch's value to the
-    study, however the run ends; the run's summary."""
+    """Train the trial's run (resume the folder it adopted, or take its summary when its
+    training had finished) and write every epoch's value to the study, however the run ends;
+    the run's summary."""
     try:
         with warnings.catch_warnings():  # each run keeps its warnings in its summary.json
             warnings.simplefilter("ignore")
             if adopted:
+                finished = finished_summary(run_dir)
+                if finished is not None:
+                    reporter.add_missing(_metric_values(run_dir, reporter.metric))
+                    return finished
                 return resume_run(str(run_dir), echo=_silent, log_every=None, watch=reporter)
             return train_run(cfg, str(run_dir), echo=_silent, log_every=None, watch=reporter)
     finally:
         reporter.write()
+
+
+FINISHED = ("completed", "stopped_early", "pruned")  # a run's status once its training has ended
+
+
+def finished_summary(run_dir: Path) -> dict | None:
+    """The summary of the run in ``run_dir`` when its training ended (its worker lost the study
+    before it could say so), else None: summary.json is written last, and removed when a run
+    is resumed."""
+    try:
+        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(summary, dict) or summary.get("status") not in FINISHED:
+        return None
+    try:
+        float(summary["wall_seconds"]), int(summary["epochs_run"])
+        objective_of(summary, "")
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return summary
+
+
+def _metric_values(run_dir: Path, metric: str) -> dict[int, float]:
+    """Each epoch's ``metric`` in the run's metrics.csv (six significant digits)."""
+    try:
+        history = read_metrics(run_dir)
+    except (MLPManualError, OSError):
+        return {}
+    return {int(e): float(v) for e, v in zip(history.get("epoch", []), history.get(metric, [])) if v is not None}
 
 
 def suggest(trial, p: Param):
