@@ -173,6 +173,14 @@ def short_repr(value) -> str:
     return short_text(_SHORT.repr(value))
 
 
+def one_line(text) -> str:
+    """``text`` on one line: every character that does not print (a line break, NUL, an escape
+    sequence's ESC) written as its Python escape, ``\\n``. For text read from a file or a study
+    that a message, a table or a file's header line shows."""
+    text = str(text)
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def short_text(text: str) -> str:
     """``text`` for a message, cut with ``...`` to SHOWN_CHARACTERS."""
     return text if len(text) <= SHOWN_CHARACTERS else text[:SHOWN_CHARACTERS - 3] + "..."

@@ -152,6 +152,39 @@ def test_a_run_folder_outside_the_sweep_is_not_taken_over(tmp_path):
         assert json.loads((folder / "trials" / str(t.number) / "summary.json").read_text())["epochs_run"] == 30
 
 
+
+def test_text_a_study_holds_is_shown_on_one_line_by_status_and_best(tmp_path):
+    """Whoever can write the study writes a trial's host, note and run folder: status shows
+    each trial on one line (a line break or a terminal's escape sequence as its escape), and
+    best.yaml's header keeps its two comment lines."""
+    import optuna
+
+    from mlp_manual.sweep.folder import write_record
+    from mlp_manual.sweep.storage import StudyStorage
+    from mlp_manual.sweep.study import open_study
+
+    path = write_sweep(tmp_path, trials=2, pruner="none")
+    folder = tmp_path / "out"
+    study = open_study(load_sweep(path), StudyStorage(None, folder))
+    write_record(folder, "moons", None, path)
+    distributions = {"optimizer.lr": optuna.distributions.FloatDistribution(0.001, 0.5, log=True),
+                     "model.layers.0.units": optuna.distributions.CategoricalDistribution([4, 16, 32])}
+    hostile = "evil\nnumber  state\x1b[2J"
+    study.add_trial(optuna.trial.create_trial(
+        params={"optimizer.lr": 0.05, "model.layers.0.units": 16}, distributions=distributions, value=0.5,
+        state=optuna.trial.TrialState.COMPLETE,
+        user_attrs={"host": hostile, "reason": hostile, "run_dir": "/tmp/" + hostile, "config": "seed: 0\n"}))
+    table = run_sweep("status", folder)
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert len(lines) == 3 and "\x1b" not in table.stdout, table.stdout  # the head, the columns, one trial
+    assert lines[2].count("evil\\nnumber  state\\x1b[2J") == 3
+    best = run_sweep("best", folder)
+    assert best.returncode == 0, best.stderr
+    header = (folder / "best.yaml").read_text().splitlines()[:3]
+    assert header[0].startswith("# The best trial") and header[1].startswith("# (its run folder: ")
+    assert header[2] == "seed: 0"
+
 def test_a_run_folder_of_the_sweep_with_another_config_is_not_taken_over(tmp_path):
     from mlp_manual.sweep.folder import foreign_run, write_record
     from mlp_manual.sweep.storage import StudyStorage

@@ -157,3 +157,24 @@ def test_a_database_restarted_mid_trial_is_survived(tmp_path):
         trials = study_of(folder, server.url, "moons").trials
         assert [t.state.name for t in trials] == ["COMPLETE", "COMPLETE"]
         assert sorted(trials[0].intermediate_values) == list(range(1, 401))
+
+
+def test_a_server_that_never_answers_is_given_up_on_in_one_line(tmp_path):
+    """A host that takes the connection and says nothing (a network that drops packets) would
+    hold libpq for the operating system's TCP timeout; the sweep gives up after its own."""
+    import socket
+    import threading
+
+    from mlp_manual.sweep.storage import CONNECT_SECONDS
+
+    server, held = socket.socket(), []
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    threading.Thread(target=lambda: [held.append(server.accept()) for _ in range(16)], daemon=True).start()
+    url = f"postgresql://nobody@127.0.0.1:{server.getsockname()[1]}/none"
+    try:
+        result = run_sweep("status", "--storage", url, "--study", "moons", timeout=20 * CONNECT_SECONDS)
+    finally:
+        server.close()
+    assert result.returncode == 4, result.stderr
+    assert result.stderr == f"Error: cannot use the study's database {url}: connection timeout expired\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import ConfigError, MachineError, TrainingInterrupted, short_repr
+from ..errors import ConfigError, MachineError, TrainingInterrupted, one_line, short_repr
 from ..options import NAME
 from ..readable import readable
 from .common import aligned, machine_failure, say, user_errors, version_option, writable_folder, write_csv
@@ -256,27 +256,29 @@ def status(sweep_dir, storage, study, as_csv):
         head += f", and {continued} whose worker stopped, continued by another"
     if best is not None:
         head += f"; best: trial {best.number}, {metric} {readable(best.value)}"
-    say(head)
+    say(one_line(head))
     if rows:
         say(_table(rows, columns, metric))
 
 
 def _cell(value, column: str, metric: str) -> str:
     """A value of the table: the objective as readable() writes metrics, seconds to a tenth,
-    parameters to 4 significant digits, run folders relative to here."""
+    parameters to 4 significant digits, run folders relative to here; text from the study (a
+    host, a note, a folder: anyone who can write the study writes it) on one line."""
     if value is None:
         return "-"
-    if column == "run_dir":
-        return os.path.relpath(value) if os.path.isabs(value) else value
+    if column == "run_dir" and isinstance(value, str):
+        return one_line(os.path.relpath(value) if os.path.isabs(value) and "\0" not in value else value)
     if isinstance(value, float):
         return readable(value) if column == metric else f"{value:.1f}" if column == "seconds" else f"{value:.4g}"
-    return str(value)
+    return one_line(value)
 
 
 def _table(rows: list[dict], columns: list[str], metric: str) -> str:
     """The rows as aligned columns; the note (why a trial stopped) last, empty for most trials."""
-    return aligned(columns, [[_cell(r.get(c), c, metric) if c != "note" else r.get(c) or "" for c in columns]
-                             for r in rows])
+    return aligned([one_line(c) for c in columns],
+                   [[_cell(r.get(c), c, metric) if c != "note" else one_line(r.get(c) or "") for c in columns]
+                    for r in rows])
 
 
 @main.command()
@@ -299,7 +301,7 @@ def best(sweep_dir, storage, study):
 
     folder, found = _open(sweep_dir, storage, study)
     trial = best_trial(found)
-    metric = found.user_attrs.get("metric", "objective")
+    metric = one_line(found.user_attrs.get("metric", "objective"))
     if trial is None:
         raise ConfigError(f"{folder}: no trial of study {found.study_name} is complete yet")
     run_dir = str(trial.user_attrs.get("run_dir"))

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..errors import MachineError, MissingExtra, MLPManualError, machine_error
+from ..errors import MachineError, MissingExtra, MLPManualError, machine_error, one_line
 
 JOURNAL = "journal.log"
 INSTALL = 'mlp-sweep needs optuna; install it with: pip install "mlp-manual[sweep]"'
@@ -47,7 +47,7 @@ def without_password(url: str) -> str:
     files and messages (the driver then reads it from ~/.pgpass or PGPASSWORD). Any text is
     taken, a malformed URL included: it is what messages about such a URL show, on one line
     (a control character is written as its escape, ``\\n``)."""
-    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(url))
+    text = one_line(url)
     head, sep, rest = text.partition("://")
     if not sep:
         return text
@@ -136,7 +136,8 @@ class StudyStorage:
             try:
                 from optuna.storages._cached_storage import _CachedStorage  # what optuna wraps an RDBStorage in
 
-                inner = _CachedStorage(optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True}))
+                inner = _CachedStorage(optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True,
+                                                                                      **connect_args(url)}))
             except Exception as e:  # the driver's own errors: refused, unknown host, bad password
                 raise _unreachable(url, e) from None
         self.storage = _guarded(inner, self._failed)
@@ -188,13 +189,25 @@ class StudyStorage:
                 connection.close()
 
 
+CONNECT_SECONDS = 10  # a PostgreSQL server that does not answer: a network dropping packets would
+# otherwise hold a connection attempt for the operating system's TCP timeout, minutes
+
+
+def connect_args(url: str) -> dict:
+    """The driver's connection arguments: a connection attempt to PostgreSQL gives up after
+    CONNECT_SECONDS, unless the URL sets its own ``connect_timeout``."""
+    if scheme(url) != "postgresql" or "connect_timeout=" in url.partition("?")[2]:
+        return {}
+    return {"connect_args": {"connect_timeout": CONNECT_SECONDS}}
+
+
 def _engine(url: str):
     try:
         import sqlalchemy
     except ImportError:
         raise MissingExtra(INSTALL) from None
     try:
-        return sqlalchemy.create_engine(url, pool_pre_ping=True, poolclass=sqlalchemy.pool.NullPool)
+        return sqlalchemy.create_engine(url, pool_pre_ping=True, poolclass=sqlalchemy.pool.NullPool, **connect_args(url))
     except ImportError as e:  # the driver
         raise MissingExtra(f"storage {without_password(url)}: " + DRIVER.format(e)) from None
     except Exception as e:
