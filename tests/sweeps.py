@@ -41,7 +41,8 @@ def write_sweep(folder: Path, name: str = "moons", config=None, **keys) -> Path:
 
 
 def sweep_command(*args) -> list[str]:
-    return [sys.executable, "-m", "mlp_manual.cli.sweep", *map(str, args)]
+    """``mlp-sweep ARGS`` as the console script runs it (signals while it loads end it at once)."""
+    return [sys.executable, "-m", "mlp_manual.cli.process", "sweep", *map(str, args)]
 
 
 def run_sweep(*args, cwd=None, timeout=300, env=None) -> subprocess.CompletedProcess:

@@ -333,3 +333,14 @@ def test_hostile_names_in_a_trained_run_are_shown_and_never_run(browser, tmp_pat
     assert written.exit_code == 0 and written.output == f"wrote {page}\n", written.output
     assert_shown_never_run(browser, page, f"{name}: one forward and backward pass (trained weights from "
                                           f"{folder}/model.npz)")
+
+
+def test_a_text_model_steps_back_to_its_embedding_table_and_no_further(browser, tmp_path):
+    """The makemore model: its first layer looks up integer indices, which have no gradient, so
+    the backward pass ends at the embedding table's dW."""
+    path = write_page(tmp_path, "--config", str(XOR.parent / "names_mlp.yaml"), "--rows", "2")
+    open_page(browser, path)
+    shown = step_to_end(browser)
+    assert "X" not in shown and "layers.0.W" in shown
+    assert "layers.0 (embedding) to layers.0.W" in browser.find_element("id", "panel").text
+    assert_offline_and_clean(browser)

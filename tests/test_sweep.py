@@ -624,6 +624,20 @@ def test_the_same_command_waits_for_a_frozen_worker_saying_how_long(tmp_path):
     assert old.state.name == "FAIL" and "its worker on" in old.user_attrs["reason"]
 
 
+
+@pytest.mark.parametrize("delay", [0.3, 0.6, 0.9, 1.2])
+def test_ctrl_c_while_the_workers_still_load_is_one_line(tmp_path, delay):
+    """A Ctrl-C in the first second reaches workers that are still importing numpy: each ends
+    at once, and the terminal gets the one line, not a KeyboardInterrupt traceback per worker."""
+    path, folder = write_sweep(tmp_path, trials=3, config=MEDIUM, pruner="none"), tmp_path / "out"
+    sweep = subprocess.Popen(sweep_command("run", path, "--out", folder, "--workers", "2"), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+    time.sleep(delay)
+    os.killpg(sweep.pid, signal.SIGINT)
+    out, err = sweep.communicate(timeout=120)
+    assert sweep.returncode == 130, err
+    assert "Traceback" not in err and len(err.splitlines()) == 1, err
+
 def test_ctrl_c_to_a_sweep_with_workers_is_said_once_and_status_shows_the_queued_trials(tmp_path):
     path, folder = write_sweep(tmp_path, trials=3, config=MEDIUM, pruner="none"), tmp_path / "out"
     sweep = subprocess.Popen(sweep_command("run", path, "--out", folder, "--workers", "2"), stdout=subprocess.PIPE,

@@ -150,3 +150,8 @@ mlp_predict = _program("predict")
 mlp_sample = _program("sample")
 mlp_sweep = _program("sweep")
 mlp_runs = _program("runs")
+
+
+if __name__ == "__main__":  # python -m mlp_manual.cli.process COMMAND ARGS...: what the console script runs
+    # (mlp-sweep starts its workers so: a signal while they load ends them at once, in one line)
+    _program(sys.argv.pop(1))()

@@ -127,7 +127,7 @@ def _spawn(sweep_file, folder: Path, url, trials: int, workers: int) -> None:
     machine's cores for its matrix products, and wait for them; Ctrl-C, SIGTERM and SIGHUP are
     passed on once, so that each saves its trial, and said once (cli.workers)."""
     env = worker_environment(url, max(1, (os.cpu_count() or 1) // workers))
-    command = [sys.executable, "-m", "mlp_manual.cli.sweep", "run", str(sweep_file), "--out", str(folder),
+    command = [sys.executable, "-m", "mlp_manual.cli.process", "sweep", "run", str(sweep_file), "--out", str(folder),
                "--worker", "--trials", str(trials)]
     group = Workers()
     received = []

@@ -61,9 +61,10 @@ def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
         inputs = [previous] + [f"{key}.{k}" for k in layer.params]
         formulas = layer.backward_formulas
         op = {"out": key, "op": step.type, "inputs": inputs,
-              "formula": layer.forward_formula or "(no formula given)",
-              "backward": {previous: formulas.get("dx", "dx = (no formula given)")},
-              "contrib": {previous: tensor(step.grads["dx"])}}
+              "formula": layer.forward_formula or "(no formula given)", "backward": {}, "contrib": {}}
+        if "dx" in step.grads:  # none flows back into integer indices (an embedding's)
+            op["backward"][previous] = formulas.get("dx", "dx = (no formula given)")
+            op["contrib"][previous] = tensor(step.grads["dx"])
         if step.type == "leaky_relu":
             op["slope"] = layer.slope
         for k in layer.params:
@@ -72,8 +73,8 @@ def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
             op["contrib"][f"{key}.{k}"] = tensor(step.grads[k])
         ops.append(op)
         previous = key
-    if result.steps and "X" not in grads:
-        first = next(op for op in ops if "X" in op["inputs"])
+    first = next((op for op in ops if "X" in op["contrib"]), None)
+    if first is not None and "X" not in grads:
         grads["X"] = first["contrib"]["X"]
     loss = result.loss
     spec = loss.spec
