@@ -522,6 +522,35 @@ def test_a_damaged_journal_is_one_line_naming_the_byte(moons_sweep, damage, why)
         assert invoke_cli(sweep_cli, "status", str(folder)).output.startswith("study moons: 6 trials")
 
 
+
+def test_a_record_naming_a_file_that_is_no_journal_says_so_and_never_advises_cutting_it(tmp_path):
+    """A sweep.json edited (or sent) to name another file as the study's journal: the file is
+    not a journal at all, so there is no byte to cut back to, and it is left as it is."""
+    other = tmp_path / "passwd"
+    other.write_text("root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/usr/sbin:/usr/sbin/nologin\n")
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "sweep.json").write_text(json.dumps({"study": "moons", "storage": str(other)}))
+    for verb in ("status", "best"):
+        result = invoke_cli(sweep_cli, verb, str(tmp_path / "s"))
+        assert result.exit_code == 1, result.output
+        assert result.output.strip() == (f"Error: {other}: is not a study's journal (line 1: not a JSON record); a "
+                                         "journal file is one Optuna record per line, as mlp-sweep run writes it")
+    assert other.read_text().startswith("root:x:0:0")
+
+
+def test_a_sweep_folder_whose_journal_is_gone_is_not_started_afresh_over_its_trials(moons_sweep):
+    """journal.log removed, the trials' run folders still there: a new study's trials would each
+    fail on a folder in the way, and use up the budget. The run stops first and says why."""
+    folder, _ = moons_sweep
+    (folder / "journal.log").unlink()
+    before = sorted(p.name for p in (folder / "trials").iterdir())
+    result = invoke_cli(sweep_cli, "run", str(folder.parent / "moons.yaml"), "--out", str(folder))
+    assert result.exit_code == 1
+    assert result.output.strip() == (f"Error: {folder / 'trials'} holds the run folders of trials, but the study moons "
+                                     f"is not in {folder / 'journal.log'} (was it removed?): restore it, or give the "
+                                     "sweep another --out")
+    assert sorted(p.name for p in (folder / "trials").iterdir()) == before
+
 def test_a_journal_write_cut_short_by_a_full_disk_leaves_no_partial_line(tmp_path, monkeypatch):
     from mlp_manual.errors import MachineError
     from mlp_manual.sweep import journal as journal_module
@@ -660,3 +689,12 @@ def test_ctrl_c_to_a_sweep_with_workers_is_said_once_and_status_shows_the_queued
     assert all(float(r["seconds"]) > 0 for r in stopped.values())
     again = run_sweep("run", path, "--out", folder)
     assert again.returncode == 0 and "3 of 3 trials finished (3 complete)" in again.stdout, again.stderr
+
+
+def test_a_sweep_whose_every_trial_failed_ends_with_exit_1_and_the_first_reason(tmp_path):
+    path = write_sweep(tmp_path, trials=2, config={**MOONS, "data": {"name": "csv", "path": "gone.csv"}},
+                       pruner="none")
+    result = run_sweep("run", path, "--out", tmp_path / "out")
+    assert result.returncode == 1, result.stderr
+    assert "2 of 2 trials finished (2 failed)" in result.stdout
+    assert result.stderr.startswith("Error: every trial failed; trial 0: ") and len(result.stderr.splitlines()) == 1

@@ -361,3 +361,13 @@ def test_any_value_of_any_key_is_taken_or_refused_in_one_line(tmp_path_factory, 
         load_sweep(path)
     except ConfigError as e:
         assert "\n" not in str(e) and str(e).startswith(str(path.parent))
+
+
+
+def test_a_sweep_file_given_where_the_sweep_folder_goes_is_named_as_such(tmp_path):
+    path = write_sweep(tmp_path)
+    for verb in ("status", "best"):
+        result = run_sweep(verb, path)
+        assert result.returncode == 1 and result.stderr == (
+            f"Error: {path}: not a sweep folder but a file; give the folder mlp-sweep run wrote (sweeps/<name>, or "
+            "its --out)\n"), result.stderr

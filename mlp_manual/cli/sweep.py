@@ -52,7 +52,7 @@ def run(sweep_file, out, workers, trials, storage, as_worker):
     take. Ctrl-C or SIGTERM saves the running trials; the same command again continues.
 
     Exit codes: 0 the budget is used up, 1 a mistake in the sweep file or the config (or a
-    damaged journal file), 4 the machine or the study's database failed, 130 Ctrl-C, 143
+    damaged journal file, or every trial failed), 4 the machine or the study's database failed, 130 Ctrl-C, 143
     SIGTERM, 129 SIGHUP.
     """
     from ..sweep.spec import load_sweep
@@ -72,10 +72,10 @@ def run(sweep_file, out, workers, trials, storage, as_worker):
     from ..sweep.study import open_study
 
     store = StudyStorage(url, folder, note=_note)
-    open_study(sweep, store)
+    open_study(sweep, store, folder)
     write_record(folder, sweep.name, url, sweep_file)
     keys = ", ".join(p.key for p in sweep.space)
-    say(f"sweep {sweep.name}: {sweep.trials} trials varying {keys}; objective {sweep.metric} ({sweep.direction}); "
+    say(f"sweep {sweep.name}: {sweep.trials} trial{'s' if sweep.trials != 1 else ''} varying {keys}; objective {sweep.metric} ({sweep.direction}); "
         f"{sweep.sampler.name} sampler, {sweep.pruner.name} pruner; study in {store.describe()}; "
         f"{workers} worker{'s' if workers > 1 else ''}")
     if workers == 1:
@@ -178,7 +178,7 @@ def _value(v) -> str:
 
 
 def _summary(sweep, folder: Path, store) -> None:
-    from ..sweep.study import load_study
+    from ..sweep.study import continued_numbers, load_study
     from ..sweep.table import best_trial, counts
 
     study = load_study(store, sweep.name)
@@ -186,11 +186,16 @@ def _summary(sweep, folder: Path, store) -> None:
     done = sum(found.get(s, 0) for s in ("complete", "pruned", "failed"))
     parts = ", ".join(f"{n} {s}" for s, n in found.items())
     best = best_trial(study)
-    line = f"{done} of {sweep.trials} trials finished ({parts})"
+    line = (f"{done} of {sweep.trials} trials finished ({parts})" if done <= sweep.trials else
+            f"{done} trials finished, beyond the budget of {sweep.trials} ({parts})")
     if best is not None:
         line += f"; best: trial {best.number}, {sweep.metric} {readable(best.value)}"
     say(line)
     say(f"table: mlp-sweep status {folder}; config of the best: mlp-sweep best {folder}; figures in {folder}")
+    if done and done == found.get("failed", 0):  # a mistake every trial makes, not a search that found nothing
+        gone = continued_numbers(study.get_trials(deepcopy=False))
+        first = next(t for t in study.get_trials(deepcopy=False) if t.state.name == "FAIL" and t.number not in gone)
+        raise ConfigError(f"every trial failed; trial {first.number}: {one_line(first.user_attrs.get('reason', '?'))}")
 
 
 def _open(sweep_dir, storage, study):

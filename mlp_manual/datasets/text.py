@@ -25,7 +25,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .. import machine
-from ..errors import DataError, TrainingWarning
+from ..errors import DataError, TrainingWarning, short_repr
 from ..files import open_regular
 from ..options import INTEGER, Option, choice
 from ..readable import readable_bytes
@@ -107,7 +107,7 @@ class TextLoader:
             for i in rows:
                 char = vocab.unknown(words[i])
                 if char is not None:
-                    raise DataError(f"{name}: line {lines[i]}: {char!r} (in {words[i]!r}) is not a character of the "
+                    raise DataError(f"{name}: line {lines[i]}: {char!r} (in {short_repr(words[i])}) is not a character of the "
                                     f"training words, so it has no index; the word fell in the {part} split, and "
                                     f"the vocabulary {vocab.describe()} is built from the training split: set "
                                     "data.vocabulary: all to build it from every split")

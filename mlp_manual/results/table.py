@@ -21,7 +21,7 @@ def find_runs(folders: list[Path]) -> list[Path]:
     found: dict[Path, None] = {}
     for folder in folders:
         if not folder.is_dir():
-            raise ConfigError(f"{folder}: no such folder")
+            raise ConfigError(f"{folder}: {'not a folder' if folder.exists() else 'no such folder'}")
         runs = [folder] if (folder / "config.yaml").is_file() else \
             sorted({p.parent for p in folder.rglob("config.yaml")}, key=_natural)
         if not runs:

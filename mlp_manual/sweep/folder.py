@@ -45,6 +45,9 @@ def read_record(folder: Path) -> Record:
     unreadable or damaged (not a JSON object, a study that is not a name, a storage that is not
     text)."""
     path = folder / RECORD
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"{folder}: not a sweep folder but a file; give the folder mlp-sweep run wrote "
+                          "(sweeps/<name>, or its --out)")
     try:
         with files.open_regular(path, "r", ConfigError, encoding="utf-8") as f:  # a FIFO would block
             record = json.loads(f.read())

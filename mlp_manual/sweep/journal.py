@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 
-from ..errors import DataError
+from ..errors import DataError, short_repr
 
 RECORD_START = b'{"op_code":'
 _NUMBER = (int, float)
@@ -47,10 +47,14 @@ STATES = range(5)  # RUNNING, COMPLETE, PRUNED, FAIL, WAITING
 class JournalDamaged(DataError):
     """The study's journal file holds something that is not a record at ``offset``."""
 
-    def __init__(self, path, offset: int, line: int, why: str):
-        super().__init__(f"{path}: the study's journal is damaged at byte {offset} (line {line}: {why}); keep a "
-                         f"copy, then cut it there to go on with the trials recorded before: truncate -s {offset} "
-                         f"{path}")
+    def __init__(self, path, offset: int, line: int, why: str, foreign: bool = False):
+        if foreign:  # not even the start of a record: another file (a sweep.json naming it), nothing to cut back to
+            super().__init__(f"{path}: is not a study's journal (line 1: {why}); a journal file is one Optuna "
+                             "record per line, as mlp-sweep run writes it")
+        else:
+            super().__init__(f"{path}: the study's journal is damaged at byte {offset} (line {line}: {why}); keep a "
+                             f"copy, then cut it there to go on with the trials recorded before: truncate -s {offset} "
+                             f"{path}")
         self.offset = offset
 
 
@@ -60,7 +64,7 @@ def record_problem(record) -> str | None:
         return "not a record"
     op = record.get("op_code")
     if type(op) is not int or op not in FIELDS:
-        return f"a record of unknown kind (op_code {str(op)[:12]})"
+        return f"a record of unknown kind (op_code {short_repr(op)})"
     if not isinstance(record.get("worker_id"), str):
         return "a record without its worker_id"
     for key, kind in FIELDS[op].items():
@@ -112,6 +116,7 @@ def backend_class():
             super().__init__(path, lock_obj=lock_obj)
             self.note = note
             self.last_read = (0, 0, {})  # (offset, line number, record) last handed to Optuna
+            self.foreign = False  # whether the file does not start as a journal does
 
         def read_logs(self, log_number_from: int):
             offsets = self._log_number_offset
@@ -121,6 +126,7 @@ def backend_class():
                 size = os.fstat(f.fileno()).st_size  # lines appended while this reads wait for the next read
                 f.seek(offset)
                 data = f.read(max(0, size - offset))
+            self.foreign = offset == 0 and data[:len(RECORD_START)] != RECORD_START[:len(data)]
             start = 0
             while start < len(data):
                 end = data.find(b"\n", start)
@@ -143,7 +149,7 @@ def backend_class():
                 number, start = number + 1, end + 1
 
         def damaged(self, offset: int, number: int, why: str) -> JournalDamaged:
-            return JournalDamaged(self._file_path, offset, number + 1, why)
+            return JournalDamaged(self._file_path, offset, number + 1, why, self.foreign and offset == 0)
 
         def append_logs(self, logs: list[dict]) -> None:
             text = "".join(json.dumps(log, separators=(",", ":")) + "\n" for log in logs).encode()

@@ -9,20 +9,29 @@ plus the trial's number, so a sweep run by one worker draws the same parameters 
 and workers never draw the same sequence. Every trial trains with the base config's ``seed``.
 """
 
+from pathlib import Path
+
 from .spec import Sweep
 from .storage import StudyStorage, require_optuna
 
 
-def open_study(sweep: Sweep, storage: StudyStorage):
+def open_study(sweep: Sweep, storage: StudyStorage, folder: Path | None = None):
     """The study called ``sweep.name`` in ``storage``: created if it does not exist (under the
     budget lock, so workers starting together create it once), else joined after checking that
-    it was made for the same objective and space."""
+    it was made for the same objective and space. A study that does not exist is not created
+    for a sweep ``folder`` that holds trials already (its journal or database lost): their run
+    folders would be in the way of the new study's trials, each of which would fail."""
     optuna = require_optuna()
     from ..errors import ConfigError
 
     made_for = {"metric": sweep.metric, "direction": sweep.direction,
                 "space": [p.key for p in sweep.space], "trials": sweep.trials}
     with storage.budget_lock("create"):
+        trials = folder / "trials" if folder is not None else None
+        if trials is not None and trials.is_dir() and any(trials.iterdir()) \
+                and sweep.name not in optuna.get_all_study_names(storage.storage):
+            raise ConfigError(f"{trials} holds the run folders of trials, but the study {sweep.name} is not in "
+                              f"{storage.describe()} (was it removed?): restore it, or give the sweep another --out")
         study = optuna.create_study(storage=storage.storage, study_name=sweep.name, direction=sweep.direction,
                                     sampler=PerTrialSampler(sweep), load_if_exists=True)
         found = study.user_attrs

@@ -65,7 +65,7 @@ class Worker:
                  between: Callable[[], None] = lambda: None, note: Callable[[str], None] = lambda line: None):
         self.sweep, self.out, self.storage, self.report, self.between = sweep, out, storage, report, between
         self.optuna = require_optuna()
-        self.study = open_study(sweep, storage)
+        self.study = open_study(sweep, storage, out)
         self.takeover = TakeOver(self.study, sweep.stale_after, note)
         self.ran = 0
         self.notes: dict[int, str] = {}  # trial number -> a note for the trial's reason

@@ -34,7 +34,12 @@ class Chance:
 
     def reached_by(self, acc: float) -> bool:
         """``acc`` is no better than chance: below it, or above by less than one standard error."""
-        return acc <= self.accuracy + math.sqrt(self.accuracy * (1 - self.accuracy) / self.rows)
+        return acc <= self.accuracy + self.spread
+
+    @property
+    def spread(self) -> float:
+        """One standard error of the accuracy of guessing, over ``rows`` rows."""
+        return math.sqrt(self.accuracy * (1 - self.accuracy) / self.rows)
 
 
 @dataclass(frozen=True)
@@ -120,9 +125,12 @@ class LearningCheck:
             times = f" ({loss / initial:.3g} times)" if initial > 0 and loss >= 2 * initial else ""
             found.append(f"{split}_loss {readable(loss)} is no better than the fresh model's {readable(initial)}{times}")
         if split in b.chance and b.chance[split].reached_by(row[f"{split}_acc"]):
-            c = b.chance[split]
-            found.append(f"{split}_acc {readable(row[f'{split}_acc'])} is no better than chance ({readable(c.accuracy)}, "
-                         f"always guessing the largest of {c.n_classes} classes)")
+            c, acc = b.chance[split], row[f"{split}_acc"]
+            found.append(f"{split}_acc {readable(acc)} is no better than chance ({readable(c.accuracy)}, always guessing "
+                         f"the largest of {c.n_classes} classes)" if acc <= c.accuracy else
+                         f"{split}_acc {readable(acc)} is not clearly better than chance ({readable(c.accuracy)}, always "
+                         f"guessing the largest of {c.n_classes} classes, give or take {c.spread:.2g} over "
+                         f"{c.rows} rows)")
         if split in b.mean_loss and not row[f"{split}_loss"] < b.mean_loss[split]:
             found.append(f"{split}_loss {readable(row[f'{split}_loss'])} is no better than always predicting "
                          f"the training mean ({readable(b.mean_loss[split])})")
