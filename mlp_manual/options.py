@@ -114,8 +114,9 @@ SCALAR = Kind("a number, a string, true or false, or null", lambda v: v is None 
 
 # Names become folders (runs/<name>-<time>, sweeps/<name>) and lines of files (best.yaml's
 # header, the rows of mlp-runs and mlp-sweep status): "." and ".." would be folders that exist
-# already, a NUL ends a path early, and a line break (or any control character) breaks a line.
-CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# already, a NUL ends a path early, and a line break (or any control character) breaks a line;
+# a direction override (U+202E and its kin) would show a name backwards on screen.
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def is_name(v, one_folder: bool = False) -> bool:

@@ -73,7 +73,7 @@ def test_many_unknown_keys_are_counted_not_listed(tmp_path):
 FOLDER_RULE = "name must be text without '/', line breaks or other control characters, and not empty, . or .."
 
 
-@pytest.mark.parametrize("name", ["..", ".", " .. ", "a/b", "a\nb", "a\rb", "a\x00b", "a\u2028b", ""])
+@pytest.mark.parametrize("name", ["..", ".", " .. ", "a/b", "a\nb", "a\rb", "a\x00b", "a\u2028b", "a\u202eb", ""])
 def test_a_sweep_name_that_is_a_path_or_breaks_a_line_is_refused(tmp_path, name):
     work = tmp_path / "work"
     work.mkdir()
