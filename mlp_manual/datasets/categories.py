@@ -13,7 +13,7 @@ import numpy as np
 from .. import machine
 from ..errors import DataError
 from ..readable import readable_bytes
-from .cells import is_missing, is_number, missing_problem
+from .cells import is_missing, is_number, marked_otherwise, missing_problem, numbers_as_text
 
 # data.unseen_category: what a category the training split never had becomes: an error naming
 # it, or all-zero one-hot columns
@@ -23,21 +23,28 @@ UNSEEN_KINDS = ("error", "zeros")
 MAX_DETECTED = 100
 
 
-def detect(rows: list, features: list[int], names: list[str] | None, name, missing_values=()) -> list[int]:
+def detect(rows: list, features: list[int], names: list[str] | None, name, missing_values=(),
+           decimal: str = ".", delimiter: str = ",") -> list[int]:
     """The feature columns (indices into each row) of ``rows`` [(line, cells), ...] that hold
     text: more than half of their filled cells (neither empty nor one of ``missing_values``) are
-    not numbers. A column with fewer texts than that is numbers with a mistake, which the reader
-    of numbers reports by its cell. DataError for a text column with a different text in most
-    rows (an ID or free text)."""
+    not numbers written with ``decimal`` as the decimal mark. A column with fewer texts than
+    that is numbers with a mistake, which the reader of numbers reports by its cell. DataError
+    for a text column whose every filled cell is a number written with the other decimal mark
+    (``0,84``: numbers, not categories; ``delimiter`` is the file's), and for one with a
+    different text in most rows (an ID or free text)."""
     chosen = []
     for k in features:
         cells = [c for c in (r[k].strip() for _, r in rows) if not is_missing(c, missing_values)]
-        texts = sum(not is_number(c) for c in cells)
+        texts = sum(not is_number(c, decimal) for c in cells)
         if texts * 2 <= len(cells):
             continue
+        label = repr(names[k]) if names else f"column {k + 1}"
+        example = marked_otherwise(cells, decimal)
+        if example is not None:
+            column = f"column {label}" if names else label
+            raise DataError(f"{name}: {numbers_as_text(column, example, decimal, delimiter)}")
         distinct = len(set(cells))
         if distinct > MAX_DETECTED and distinct * 2 > len(rows):
-            label = repr(names[k]) if names else f"column {k + 1}"
             raise DataError(f"{name}: {label} holds text with {distinct} different values in {len(rows)} rows, too "
                             "many to be categories (an ID or free text?); leave it out with data.drop, or name "
                             "the categorical columns in data.categorical")

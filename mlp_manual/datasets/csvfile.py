@@ -10,7 +10,7 @@ from ..errors import ConfigError, DataError, did_you_mean, short_repr, short_tex
 from ..files import open_regular
 from ..options import BOOL, PATH, TEXT, Items, Kind, Option, choice, is_integer
 from . import categories as cat
-from .cells import MISSING_VALUES, is_missing, missing_problem
+from .cells import DECIMAL_MARKS, MARK_NAMES, MISSING_VALUES, is_missing, missing_problem, number_reader, other_mark
 from .dataset import MISSING_KINDS
 
 
@@ -51,6 +51,8 @@ OPTIONS = {
     "unseen_category": choice(cat.UNSEEN_KINDS, "error", "a category training lacks: error, or all 0"),
     "header": Option(BOOL, True, help="the first row holds column names"),
     "delimiter": Option(TEXT, ",", lambda v: len(v) == 1, "be a single character", "the character between cells"),
+    "decimal": Option(TEXT, ".", lambda v: v in DECIMAL_MARKS, "be '.' or ','",
+                      "the decimal mark of numbers: '.', or ',' (0,84; no thousands separator)"),
     "task": choice(("classification", "regression"), "classification", "class labels or numbers"),
 }
 
@@ -72,7 +74,7 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
              columns: tuple | None = None, drop: tuple = (), missing: str = "error", categorical: tuple | None = None,
              known: tuple | None = None, unseen: str = "error", columns_from: str | None = None,
              unseen_remedy: str = " (set data.unseen_category: zeros to read such a value as all zeros)",
-             missing_values: tuple = MISSING_VALUES):
+             missing_values: tuple = MISSING_VALUES, decimal: str = "."):
     """Read a numeric CSV; one column is the target, the others (or ``columns`` of them, or all
     but ``drop``) are the features.
 
@@ -87,6 +89,7 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
     texts, a text they lack being an error (ending in ``unseen_remedy``) or, with ``unseen``
     "zeros", -1; columns_from, where ``columns`` came from (another file's features, matched by
     name), named when the file lacks one;
+    decimal, the decimal mark numbers are written with (data.decimal: "." or ",");
     task, "classification" (integer labels 0..C-1, or text labels mapped to 0..C-1 in sorted
     order) or "regression" (numbers); every_class, integer labels must cover 0..max with no gap
     (false for a validation or test file, which may lack a class); key, the config key the path
@@ -97,6 +100,10 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
     name = f"{path} ({key})" if key else path
     if not isinstance(delimiter, str) or len(delimiter) != 1:
         raise DataError(f"{name}: the delimiter must be a single character, got {delimiter!r}")
+    if decimal == delimiter:
+        raise DataError(f"{name}: data.decimal and data.delimiter are both {decimal!r}; a file whose numbers are "
+                        f"written with {MARK_NAMES[decimal]} separates its cells by another character (such as ';': "
+                        "data.delimiter)")
     try:
         with open_regular(path, "r", name=name, newline="", encoding="utf-8-sig") as f:  # -sig: a byte-order mark
             rows = [(i + 1, r) for i, r in enumerate(csv.reader(f, delimiter=delimiter)) if r and any(c.strip() for c in r)]
@@ -148,7 +155,7 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
             raise DataError(f"{name}: has {len(features)} feature columns, the model takes {len(known)}")
         text = [k for k, c in zip(features, known) if c is not None]
     elif categorical is None:
-        text = cat.detect(rows, features, names, name, missing_values)
+        text = cat.detect(rows, features, names, name, missing_values, decimal, delimiter)
     else:
         text = [column_index(c, names, width, name, "data.categorical") for c in categorical]
         stray = next((k for k in text if k not in features), None)
@@ -161,7 +168,8 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         rows, numbers, name, "trained on", first_row_hint=hint, column_names=names, dtype=dtype,
         remedy=TRAINING_REMEDY, missing=missing != "error",
         missing_remedy=" (or fill such cells: data.missing: mean, median or most_frequent)",
-        text_remedy=" (a column of categories? name it in data.categorical)", missing_values=missing_values)
+        text_remedy=" (a column of categories? name it in data.categorical)", missing_values=missing_values,
+        decimal=decimal, decimal_remedy=_decimal_remedy(decimal))
     levels = [None] * len(features)
     for k in text:
         j = features.index(k)
@@ -174,14 +182,17 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
     feature_names = tuple(names[k] for k in features) if names else None
     target_name = names[t] if names else None
     labels = [r[t].strip() for _, r in rows]
+    number = number_reader(decimal)
     if task == "regression":
         y = np.empty((len(rows), 1))
         for i, ((line, _), v) in enumerate(zip(rows, labels)):
             try:
-                y[i, 0] = float(v)
+                y[i, 0] = number(v)
             except ValueError:
-                raise DataError(f"{name}: line {line}: target {v!r} is not a number, but data.task is "
-                                "regression") from None
+                mark = other_mark(v, decimal)
+                raise DataError(f"{name}: line {line}: target {v!r} is not a number, but data.task is regression"
+                                + (f" (written with {MARK_NAMES[mark]}? {_decimal_remedy(decimal)})" if mark else "")
+                                ) from None
             if not np.isfinite(y[i, 0]):
                 raise DataError(f"{name}: line {line}: target {v!r} is not a finite number")
             if abs(y[i, 0]) > np.finfo(dtype).max:
@@ -191,7 +202,7 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
     single_class = DataError(f"{name}: the target column {repr(names[t]) if names else t + 1} holds a single "
                              f"class ({labels[0]!r}); classification needs at least 2 classes")
     try:
-        numeric = np.array([float(v) for v in labels])
+        numeric = np.array([number(v) for v in labels])
     except ValueError:
         classes = sorted(set(labels))
         if every_class and len(classes) < 2:
@@ -217,6 +228,11 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
 
 TRAINING_REMEDY = "; correct the value, or train in float64 (dtype: float64)"
 REGRESSION_HINT = " (use data.task: regression for numeric targets)"
+
+
+def _decimal_remedy(decimal: str) -> str:
+    """What to do about a number written with the decimal mark that is not ``decimal``."""
+    return "set data.decimal: ','" if decimal == "." else f"data.decimal is {decimal!r}"
 
 
 def column_index(column: int | str, names: list[str] | None, width: int, name, key: str) -> int:
@@ -285,28 +301,33 @@ def delimiter_hint(cells: list[str], delimiter: str, option: str, what: str = "t
 def parse_numbers(rows: list, columns: list[int], name, purpose: str, first_row_hint: str = "",
                   column_names: list[str] | None = None, dtype=np.float64, remedy: str = "",
                   missing: bool = False, missing_remedy: str = "", text_remedy: str = "",
-                  missing_values=()) -> np.ndarray:
+                  missing_values=(), decimal: str = ".", decimal_remedy: str = "") -> np.ndarray:
     """The cells ``columns`` (indices into each row) of ``rows`` [(line, cells), ...] as numbers.
 
     Every cell must be a number that ``dtype`` holds as a finite value, or, with ``missing``, a
     missing value (empty, or one of ``missing_values``: read as NaN); the error names the line
     and the column (1-based, and its name when ``column_names`` is given) and says what such a
     value cannot be: ``purpose`` (and, beyond the dtype's range, what to do: ``remedy``; for a
-    missing value, ``missing_remedy``; for text, ``text_remedy``).
+    missing value, ``missing_remedy``; for text, ``text_remedy``, or for a number written with
+    the decimal mark that is not ``decimal``, ``decimal_remedy``).
     Returns: X (N, len(columns)) float64.
     """
     X = np.empty((len(rows), len(columns)))
     largest = np.finfo(dtype).max
+    number = number_reader(decimal)
     for i, (line, r) in enumerate(rows):
         for j, k in enumerate(columns):
             cell = r[k]
             try:
-                X[i, j] = float(cell)
+                X[i, j] = number(cell)
             except ValueError:
                 X[i, j] = np.nan  # text: a missing value, or a mistake
                 if not is_missing(cell.strip(), missing_values):
-                    raise DataError(f"{cell_where(name, line, k, column_names)}: {cell.strip()!r} is not a number"
-                                    f"{first_row_hint if i == 0 and first_row_hint else text_remedy}") from None
+                    mark = other_mark(cell.strip(), decimal)
+                    hint = f" (written with {MARK_NAMES[mark]}? {decimal_remedy})" if mark else \
+                        first_row_hint if i == 0 and first_row_hint else text_remedy
+                    raise DataError(f"{cell_where(name, line, k, column_names)}: {cell.strip()!r} is not a "
+                                    f"number{hint}") from None
             if X[i, j] != X[i, j] and is_missing(cell.strip(), missing_values):  # NaN: empty, NA, or "nan" itself
                 if missing:
                     continue

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import DataError
 from . import categories as cat
+from .cells import DECIMAL_MARKS
 from .vocabulary import Vocabulary
 
 
@@ -40,6 +41,7 @@ class Dataset:
     # regression: how y (every split) was standardized (data.target_preprocess); None: y as in the data
     target_preprocessing: "Preprocessing | None" = None
     missing_values: tuple[str, ...] | None = None  # a CSV's texts of a missing value (data.missing_values)
+    decimal: str = "."  # a CSV's decimal mark (data.decimal)
 
     @property
     def text(self) -> bool:
@@ -172,6 +174,7 @@ class Preprocessing:
     # data.missing_values, kept for prediction: the texts of a missing value besides an empty cell;
     # None for a model not trained on a CSV, or written before models kept them (only empty cells)
     missing_values: tuple[str, ...] | None = None
+    decimal: str = "."  # data.decimal, kept for prediction: the decimal mark of a CSV's numbers
 
     @property
     def numbers(self) -> list[int]:
@@ -199,11 +202,13 @@ class Preprocessing:
 
     @classmethod
     def fit(cls, kind: str, X: np.ndarray, missing: str = "error", levels: tuple | None = None,
-            unseen: str = "error", missing_values: tuple[str, ...] | None = None) -> "Preprocessing":
+            unseen: str = "error", missing_values: tuple[str, ...] | None = None,
+            decimal: str = ".") -> "Preprocessing":
         """Fit ``kind`` on the training inputs X (N, R), after filling their missing values as
         ``missing`` says (a MISSING_KINDS name; "error": X has none). With ``levels`` (the
         texts a categorical column's codes index), the categories are those in X, each column's
-        most frequent one filling its missing values. ``missing_values`` is kept as it is."""
+        most frequent one filling its missing values. ``missing_values`` and ``decimal`` are kept as
+        they are."""
         categories = None
         if levels is not None:
             categories = tuple(None if lv is None else tuple(lv[int(c)] for c in np.unique(X[:, j][~np.isnan(X[:, j])]))
@@ -219,13 +224,14 @@ class Preprocessing:
         if categories is not None:
             X = X[:, [j for j, c in enumerate(categories) if c is None]]  # (N, number columns)
         if kind == "none" or X.shape[1] == 0:
-            return cls(fill=fill, categories=categories, unseen=unseen, missing_values=missing_values)
+            return cls(fill=fill, categories=categories, unseen=unseen, missing_values=missing_values, decimal=decimal)
         if kind == "scale":
             lo, hi = X.min(), X.max()
             return cls(kind, float(lo), float(hi - lo) if hi > lo else 1.0, fill,  # the difference in X's dtype
-                       categories, unseen, missing_values)
+                       categories, unseen, missing_values, decimal)
         std = X.std(axis=0)  # (D,)
-        return cls(kind, X.mean(axis=0), np.where(std > 0, std, 1.0), fill, categories, unseen, missing_values)
+        return cls(kind, X.mean(axis=0), np.where(std > 0, std, 1.0), fill, categories, unseen, missing_values,
+                   decimal)
 
     def recode(self, X: np.ndarray, levels: tuple, part: str = "", source: str = "",
                names: tuple[str, ...] | None = None) -> np.ndarray:
@@ -274,7 +280,7 @@ class Preprocessing:
         ``{"kind": "standardize", "shift": [...], "scale": [...]}`` (one number per number
         column), with ``fill`` (one per raw column) when missing values are filled, and
         ``categories`` (per raw column: null, or its categories) and ``unseen`` with categories,
-        and ``missing_values`` when kept."""
+        ``missing_values`` when kept, and ``decimal`` when it is not "."."""
         as_json = (lambda v: float(v) if np.ndim(v) == 0 else [float(x) for x in v])
         spec = {"kind": "none"} if self.kind == "none" else \
             {"kind": self.kind, "shift": as_json(self.shift), "scale": as_json(self.scale)}
@@ -285,6 +291,8 @@ class Preprocessing:
             spec["unseen"] = self.unseen
         if self.missing_values is not None:
             spec["missing_values"] = list(self.missing_values)
+        if self.decimal != ".":
+            spec["decimal"] = self.decimal
         return spec
 
     @classmethod
@@ -294,7 +302,7 @@ class Preprocessing:
         if not isinstance(spec, dict) or spec.get("kind") not in PREPROCESS_KINDS:
             raise ValueError(f"kind must be one of {', '.join(PREPROCESS_KINDS)}")
         kind = spec["kind"]
-        if set(spec) - {"fill", "categories", "unseen", "missing_values"} != (
+        if set(spec) - {"fill", "categories", "unseen", "missing_values", "decimal"} != (
                 {"kind"} if kind == "none" else {"kind", "shift", "scale"}):
             raise ValueError(f"{kind} has keys {sorted(spec)}")
         categories, unseen, raw, numbers = None, "error", n_features, n_features
@@ -321,8 +329,11 @@ class Preprocessing:
             if not (isinstance(missing_values, list) and all(isinstance(t, str) for t in missing_values)):
                 raise ValueError("missing_values must be a list of texts")
             missing_values = tuple(missing_values)
+        decimal = spec.get("decimal", ".")
+        if decimal not in DECIMAL_MARKS:
+            raise ValueError(f"decimal must be one of {', '.join(map(repr, DECIMAL_MARKS))}")
         if kind == "none":
-            return cls(fill=fill, categories=categories, unseen=unseen, missing_values=missing_values)
+            return cls(fill=fill, categories=categories, unseen=unseen, missing_values=missing_values, decimal=decimal)
         values = {}
         for key in ("shift", "scale"):
             v = spec[key]
@@ -332,7 +343,7 @@ class Preprocessing:
             if not all(_finite_number(x) for x in items) or (key == "scale" and min(items, default=1) <= 0):
                 raise ValueError(f"{key} must hold finite numbers" + (" > 0" if key == "scale" else ""))
             values[key] = np.array(v, dtype=np.float64) if kind == "standardize" else float(v)
-        return cls(kind, values["shift"], values["scale"], fill, categories, unseen, missing_values)
+        return cls(kind, values["shift"], values["scale"], fill, categories, unseen, missing_values, decimal)
 
     def invert(self, X: np.ndarray) -> np.ndarray:
         """Model inputs (N, D) back to raw units (for plots of number columns)."""
@@ -352,7 +363,7 @@ def preprocess(ds: Dataset, how: str, dtype=None, fitted: "Preprocessing | None"
     as ``unseen`` says (categories.UNSEEN_KINDS)."""
     source = ds.source or ds.name
     try:
-        p = fitted or Preprocessing.fit(how, ds.X_train, missing, ds.levels, unseen, ds.missing_values)
+        p = fitted or Preprocessing.fit(how, ds.X_train, missing, ds.levels, unseen, ds.missing_values, ds.decimal)
     except DataError as e:
         raise DataError(f"{source}: {e}") from None
     if p.categories is not None and ds.levels is None:

@@ -25,7 +25,8 @@ from .settings import DataSettings
 def _csv(cfg: DataSettings, rng: np.random.Generator, dtype=np.float64) -> Dataset:
     if not cfg.path:
         raise DataError("data.path is required for the csv dataset")
-    columns = {"columns": cfg.columns, "drop": cfg.drop, "missing": cfg.missing, "missing_values": cfg.missing_values}
+    columns = {"columns": cfg.columns, "drop": cfg.drop, "missing": cfg.missing, "missing_values": cfg.missing_values,
+               "decimal": cfg.decimal}
     table = read_csv(cfg.path, cfg.target, cfg.header, cfg.delimiter, cfg.task, key="data.path", dtype=dtype,
                      categorical=cfg.categorical, **columns)
     X, y, names = table.X, table.y, table.class_names
@@ -34,7 +35,7 @@ def _csv(cfg: DataSettings, rng: np.random.Generator, dtype=np.float64) -> Datas
         path = getattr(cfg, f"{part}_path")
         if path:
             by_name = {"columns": table.feature_names, "drop": (), "missing": cfg.missing,
-                       "missing_values": cfg.missing_values,
+                       "missing_values": cfg.missing_values, "decimal": cfg.decimal,
                        "columns_from": f"{cfg.path} (data.path)"} if table.feature_names else columns
             other = read_csv(path, cfg.target, cfg.header, cfg.delimiter, cfg.task, every_class=False,
                              key=f"data.{part}_path", dtype=dtype, categorical=table.categorical, **by_name)
@@ -55,6 +56,7 @@ def _csv(cfg: DataSettings, rng: np.random.Generator, dtype=np.float64) -> Datas
             tables.append(other)
     levels = _shared_levels(tables)
     columns = {"feature_names": table.feature_names, "levels": levels, "missing_values": cfg.missing_values,
+               "decimal": cfg.decimal,
                "target_names": None if table.target_name is None else (table.target_name,)}
     if cfg.task == "regression":
         return Dataset(cfg.name, X, y, source=f"{cfg.path} (data.path)", task_key="data.task", **columns, **parts)

@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import DataError
 from ..files import check_regular, open_regular
 from . import categories as cat
-from .cells import is_missing, is_number
+from .cells import MARK_NAMES, is_missing, is_number
 from .csvfile import cell_where, column_index, delimiter_hint, parse_numbers
 
 
@@ -26,7 +26,8 @@ class RowFile:
     no names); categories, per feature None or a categorical column's categories, whose cells
     become codes (categories.py), a text not among them being an error or, with ``unseen``
     "zeros", -1; missing_values, the texts of a missing value besides an empty cell (the model's
-    data.missing_values); delimiter of a CSV; dtype, the model's, whose range a CSV's numbers must fit. A
+    data.missing_values); delimiter of a CSV, and decimal, the decimal mark of its numbers (the
+    model's data.decimal); dtype, the model's, whose range a CSV's numbers must fit. A
     ``.npy`` file is read by memory mapping and yields (N, D) or (N, H, W) arrays as stored, for
     the caller to check against the model; a CSV yields (N, R) float64 arrays of finite numbers
     within the dtype's range (and codes), its columns in the training order.
@@ -37,7 +38,8 @@ class RowFile:
 
     def __init__(self, path: str | os.PathLike, n_features: int | None, feature_names=None, delimiter: str = ",",
                  chunk_rows: int = 4096, dtype=np.float64, keep: tuple = (), missing: bool = False,
-                 categories: tuple | None = None, unseen: str = "error", missing_values: tuple = ()):
+                 categories: tuple | None = None, unseen: str = "error", missing_values: tuple = (),
+                 decimal: str = "."):
         self.path, self.name, self.dtype = path, str(path), dtype
         self.missing = missing  # a missing value (NaN) is filled by the model's preprocessing, not refused
         self.missing_values = missing_values  # the texts of a missing value besides an empty cell
@@ -45,7 +47,11 @@ class RowFile:
         self.categories, self.unseen = categories, unseen
         self.keep = tuple(keep)  # columns copied as they are (a name, or an index without a header)
         self.kept: list[list[str]] = []  # the cells of ``keep`` of each row of the chunk last yielded
-        self.delimiter, self.chunk_rows = delimiter, chunk_rows
+        self.delimiter, self.decimal, self.chunk_rows = delimiter, decimal, chunk_rows
+        if decimal == delimiter:
+            raise DataError(f"{path}: the model reads numbers written with {MARK_NAMES[decimal]} (data.decimal: "
+                            f"{decimal!r}), so the file must separate its cells by another character: give it with "
+                            "--delimiter (such as --delimiter ';')")
         try:
             self.size = check_regular(path).st_size
         except FileNotFoundError:
@@ -122,7 +128,8 @@ class RowFile:
         numbers = range(len(stripped))
         if self.categories is not None and len(stripped) == len(self.categories):
             numbers = [j for j, c in enumerate(self.categories) if c is None]
-        return any(not (is_number(stripped[j]) or is_missing(stripped[j], self.missing_values)) for j in numbers)
+        return any(not (is_number(stripped[j], self.decimal) or is_missing(stripped[j], self.missing_values))
+                   for j in numbers)
 
     def _columns(self, names: list[str] | None, width: int) -> list[int]:
         """Indices of the training features in the file's columns."""
@@ -170,16 +177,18 @@ class RowFile:
                                 + delimiter_hint(names or [], self.delimiter, "--delimiter", "the header"))
         self.kept = [[cells[k] for k in self._kept_of] for _, cells in records]
         numbers = "predicted from", " (this model was trained without data.missing, so it fills none)"
+        marks = {"decimal": self.decimal,
+                 "decimal_remedy": f"the model was trained with data.decimal: {self.decimal!r}"}
         if self.categories is None:
             return parse_numbers(records, columns, self.name, numbers[0], column_names=names, dtype=self.dtype,
                                  remedy=", the model's dtype", missing=self.missing, missing_remedy=numbers[1],
-                                 missing_values=self.missing_values)
+                                 missing_values=self.missing_values, **marks)
         X = np.empty((len(records), len(columns)))  # (N, R)
         of_numbers = [j for j, c in enumerate(self.categories) if c is None]
         X[:, of_numbers] = parse_numbers(records, [columns[j] for j in of_numbers], self.name, numbers[0],
                                          column_names=names, dtype=self.dtype, remedy=", the model's dtype",
                                          missing=self.missing, missing_remedy=numbers[1],
-                                         missing_values=self.missing_values)
+                                         missing_values=self.missing_values, **marks)
         for j, known in enumerate(self.categories):
             if known is not None:
                 k = columns[j]

@@ -203,7 +203,7 @@ def predict_file(predictor: Predictor, path, out: TextIO, proba: bool = False, d
     p = info.preprocessing
     rows = RowFile(path, info.raw_features, info.feature_names, delimiter, chunk_rows, predictor.model.dtype, keep,
                    missing=predictor.fills_missing, categories=p.categories if p else None,
-                   missing_values=(p.missing_values or ()) if p else (),
+                   missing_values=(p.missing_values or ()) if p else (), decimal=p.decimal if p else ".",
                    unseen=p.unseen if p else "error")
     writer = csv.writer(out, lineterminator="\n")
     written = 0

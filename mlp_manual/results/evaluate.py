@@ -177,7 +177,7 @@ def evaluate_file(model_path, path, *, config_path=None) -> SplitEvaluation:
         columns = {"columns": info.feature_names, "drop": (), "columns_from": str(model_path)}
     table = read_csv(path, cfg.data.target, cfg.data.header, cfg.data.delimiter, info.task, every_class=False,
                      missing=cfg.data.missing, known=p.categories, unseen=p.unseen, **columns,
-                     missing_values=p.missing_values or (),
+                     missing_values=p.missing_values or (), decimal=p.decimal,
                      unseen_remedy=" (the model was trained with data.unseen_category: error; one trained with zeros "
                                    "reads it as all zeros)")
     name = Path(path).name
