@@ -16,6 +16,7 @@ from mlp_manual.config import load_config
 from mlp_manual.datasets import datadir
 from mlp_manual.explain.scalar import MAX_PARAMS, scalar_pass
 from mlp_manual.explain.trace import BlockEnd, trace
+from mlp_manual.layers.registry import row_of
 from mlp_manual.losses import LOSSES
 from mlp_manual.predict.model_file import save_model
 from mlp_manual.training.experiment import prepare
@@ -59,9 +60,10 @@ def test_every_offline_config_is_explained_and_every_step_agrees(name):
     forward, backward = section(output, "forward"), section(output, "backward")
     assert "training mode" in forward and "dropout draws one mask" in forward
     for i, layer in enumerate(layers):
-        assert f"layers.{i} " in forward and layer.forward_formula in forward
-        for formula in layer.backward_formulas.values():
-            assert f"fwd: {layer.forward_formula}  =>  {formula}" in backward
+        formulas = row_of(layer).formulas
+        assert f"layers.{i} " in forward and formulas.forward in forward
+        for formula in formulas.backward.values():
+            assert f"fwd: {formulas.forward}  =>  {formula}" in backward
     order = [int(i) for i in dict.fromkeys(re.findall(r"^  layers\.(\d+) ", backward, re.M))]  # a block: twice
     assert order == list(range(len(layers)))[::-1]
     assert LOSSES[cfg.loss.name].seed_formula in section(output, "loss")
