@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ConfigError
-from ..layers.registry import row_of
+from ..layers.registry import LAYERS, row_of
 from ..losses import LOSSES
 from ..scalar import Value
 from .trace import Trace
@@ -21,13 +21,12 @@ MAX_PARAMS = 64  # a few dozen weights; beyond that the printed chain rule is to
 
 
 def require_small(model, loss: str) -> None:
-    """Raise ConfigError unless every layer has a scalar version (its row says why not) and the
-    model has at most MAX_PARAMS parameters."""
+    """Raise ConfigError unless every layer's type has a scalar version and the model has at most
+    MAX_PARAMS parameters."""
     for name, layer in model.named_layers():
-        version = row_of(layer).scalar
-        if not callable(version):
-            why = version.reason if version is not None else "it is a user's layer type"
-            raise ConfigError(f"--scalar: {name} is {row_of(layer).name}, which has no scalar version ({why})")
+        if not callable(row_of(layer).scalar):
+            versions = ", ".join(t.name for t in LAYERS.values() if callable(t.scalar))
+            raise ConfigError(f"--scalar supports the layers {versions}; {name} is {row_of(layer).name}")
     if model.n_params > MAX_PARAMS:
         raise ConfigError(f"--scalar is for tiny models: this one has {model.n_params:,} parameters, "
                           f"the limit is {MAX_PARAMS}")
