@@ -104,6 +104,6 @@ def build_model(layer_specs: list[dict], input_width: int, output_width: int,
     text data and takes ``input_width`` indices per row. ``init`` is the weight init of every
     layer whose spec does not name one.
     """
-    layers, _ = registry.build_layers(layer_specs, input_width, rng, dtype, output_width, {"init": init},
-                                      vocab=vocab)
+    layers, _ = registry.build_layers(layer_specs, input_width, registry.Build(rng, dtype, {"init": init}, vocab),
+                                      output_width)
     return Model(layers)

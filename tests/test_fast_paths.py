@@ -81,8 +81,9 @@ def test_the_trainer_trains_the_weights_the_core_loop_trains(optimizer):
     plain, fast = (build_model(cfg.model.layers, 2, 2, np.random.default_rng(1), np.float64) for _ in range(2))
     loss = LOSSES["softmax_cross_entropy"]
     o = cfg.optimizer
-    history = core.train(plain, loss.fn, make_optimizer(o.name, o.options, o.weight_decay), X, y, epochs=3,
-                         batch_size=16, lr=lambda step: 0.05, rng=np.random.default_rng(2), clip_norm=1.0)
+    shuffle = np.random.default_rng(2)
+    history = core.train(plain, loss.fn, make_optimizer(o.name, o.options, o.weight_decay),
+                         lambda: core.batches(X, y, 16, shuffle), epochs=3, lr=lambda step: 0.05, clip_norm=1.0)
     trainer = Trainer(fast, loss, training_plan(cfg), np.random.default_rng(2))
     trainer.fit(X, y)
     assert all(np.array_equal(p, fast.state()[name]) for name, p in plain.state().items())

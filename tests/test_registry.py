@@ -17,6 +17,7 @@ from mlp_manual.layers.options import FEATURES, LAYER_LIST
 from mlp_manual.layers.registry import (
     LAYER_TYPES,
     LAYERS,
+    Build,
     LayerType,
     build_layer,
     make_layer,
@@ -42,7 +43,7 @@ BUILTIN_NAMES = ["linear", "relu", "leaky_relu", "sigmoid", "tanh", "gelu", "ide
 @pytest.mark.parametrize("name", BUILTIN_NAMES)
 def test_every_builtin_entry_builds_and_its_spec_rebuilds_it(name, rng):
     layer_type = LAYERS[name]
-    layer = build_layer(layer_type, {"type": name}, 5, rng, np.float64, output=3)
+    layer = build_layer(layer_type, {"type": name}, 5, Build(rng, np.float64), output=3)
     assert type(layer) is layer_type.cls is LAYER_TYPES[name]
     out = layer.forward(rng.normal(size=(4, 5)))
     assert out.shape == (4, output_width(layer, 5)) == (4, 3 if name == "linear" else 5)

@@ -34,10 +34,10 @@ from .model import Model
 from .norms import BatchNorm1d, LayerNorm, RMSNorm
 from .optimizers import SGD, Adam, AdamW, Optimizer, RMSProp, clip_grad_norm, grad_norm
 from .schedules import constant, cosine, exponential, step_decay
-from .train import train
+from .train import batches, train
 
 __all__ = ["Layer", "Linear", "Identity", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "sigmoid",
            "LayerNorm", "RMSNorm", "BatchNorm1d", "Dropout", "Embedding", "Residual", "softmax_cross_entropy",
            "bce_with_logits", "mse", "Model", "init_weight", "Optimizer", "SGD", "RMSProp", "Adam", "AdamW",
-           "grad_norm", "clip_grad_norm", "constant", "step_decay", "exponential", "cosine", "train",
+           "grad_norm", "clip_grad_norm", "constant", "step_decay", "exponential", "cosine", "batches", "train",
            "LayerError", "MLPManualError"]

@@ -14,7 +14,7 @@ import zlib
 import numpy as np
 
 from ..errors import MLPManualError, what_was_raised
-from ..layers.registry import LAYERS, LayerType, build_layer
+from ..layers.registry import LAYERS, Build, LayerType, build_layer
 from ..losses import LOSSES
 from .check import check_layer, check_loss
 from .report import GradcheckReport, StructureCheck, SuiteReport
@@ -47,8 +47,8 @@ def builtin_layer(name: str, width: int, rng: np.random.Generator):
     """A float64 layer of registered type ``name`` for ``width`` input features, its parameters
     and running statistics moved off their initial values."""
     layer_type = LAYERS[name]
-    layer = build_layer(layer_type, layer_type.check.options if layer_type.check else {}, width,
-                        np.random.default_rng(rng.integers(2**32)), np.float64, output=OUTPUT_WIDTH, vocab=VOCAB)
+    how = Build(np.random.default_rng(rng.integers(2**32)), np.float64, vocab=VOCAB)
+    layer = build_layer(layer_type, layer_type.check.options if layer_type.check else {}, width, how, OUTPUT_WIDTH)
     for k, p in layer.params.items():
         layer.params[k] = p + rng.normal(size=p.shape) * 0.5
     if "running_var" in layer.buffers:

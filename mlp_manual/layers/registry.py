@@ -8,7 +8,10 @@ built and described like the model's own.
 
 import functools
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
+
+import numpy as np
 
 from ..core import Layer
 from ..errors import (
@@ -23,7 +26,7 @@ from . import user_checks
 from .options import MAX_NESTING
 from .types import BUILTINS, LayerType
 
-__all__ = ["LayerType", "LAYERS", "LAYER_TYPES", "register", "unregister", "build_layers", "build_layer",
+__all__ = ["LayerType", "LAYERS", "LAYER_TYPES", "Build", "register", "unregister", "build_layers", "build_layer",
            "make_layer", "type_of", "output_width", "check_spec"]
 
 
@@ -42,22 +45,32 @@ def make_layer(layer_type: LayerType, kwargs: dict, rng, dtype):
     return layer
 
 
-def build_layer(layer_type: LayerType, spec: dict, width: int, rng, dtype, output: int | None = None,
-                defaults: dict | None = None, where: str = "layer", vocab: int | None = None):
+@dataclass(frozen=True)
+class Build:
+    """What the layers of a model are built with: the generator their weights are drawn from,
+    their dtype, model-wide values for options a spec omits (``init``), and the size of the
+    data's vocabulary (text data: the rows of a first embedding's table)."""
+
+    rng: object
+    dtype: object = np.float32
+    defaults: dict = field(default_factory=dict)
+    vocab: int | None = None
+
+
+def build_layer(layer_type: LayerType, spec: dict, width: int, how: Build, output: int | None = None,
+                where: str = "layer"):
     """The layer a config spec (``{"type": "linear", "units": 8}``) of ``layer_type`` describes,
-    for ``width`` input features. ``output`` (the width the loss needs) goes to the model's last
-    output-sizing layer;
-    ``defaults`` are model-wide values (``init``) for options the spec omits, of this type and of
-    the layers nested in it; ``vocab`` is the data's vocabulary size (text data). A ConfigError
-    starts with ``where`` (``model.layers[1]``)."""
+    for ``width`` input features, built as ``how`` says; ``output`` (the width the loss needs)
+    goes to the model's last output-sizing layer. A ConfigError starts with ``where``
+    (``model.layers[1]``)."""
     options = {k: v for k, v in spec.items() if k != "type" and k not in layer_type.widths.options}
     for k, v in options.items():
         if layer_type.options[k].kind.holds_layers:  # inner layers: as wide at both ends as the block
-            options[k] = build_layers(v, width, rng, dtype, width, defaults, f"{where}.{k}", nested=True)[0]
-    filled = {k: v for k, v in (defaults or {}).items() if k in layer_type.options and k not in options}
+            options[k] = build_layers(v, width, replace(how, vocab=None), width, f"{where}.{k}", nested=True)[0]
+    filled = {k: v for k, v in how.defaults.items() if k in layer_type.options and k not in options}
     try:
-        kwargs = {**layer_type.widths.kwargs(layer_type.name, spec, width, output, vocab), **filled, **options}
-        layer = make_layer(layer_type, kwargs, rng, dtype)
+        kwargs = {**layer_type.widths.kwargs(layer_type.name, spec, width, output, how.vocab), **filled, **options}
+        layer = make_layer(layer_type, kwargs, how.rng, how.dtype)
         if layer_type.module is not None:
             check_config(layer_type, layer, kwargs)
         output_width(layer, width)  # a block refuses a width its inner layers do not give back
@@ -98,14 +111,12 @@ def output_width(layer, width: int) -> int:
     return own(width) if own is not None else width
 
 
-def build_layers(specs: list[dict], width: int, rng, dtype, output: int | None = None,
-                 defaults: dict | None = None, where: str = "model.layers",
-                 vocab: int | None = None, nested: bool = False) -> tuple[list, int]:
-    """The layers checked config specs describe, ``width`` features flowing into the first; the
-    last output-sizing one may leave its width to ``output``. ``vocab``: the size of the
-    data's vocabulary when the data is text (the first layer then takes its indices); ``nested``:
-    the layers are inside a block. Returns the layers and the width they give. Errors name
-    ``<where>[<index>]``."""
+def build_layers(specs: list[dict], width: int, how: Build, output: int | None = None,
+                 where: str = "model.layers", nested: bool = False) -> tuple[list, int]:
+    """The layers checked config specs describe, ``width`` features flowing into the first, built
+    as ``how`` says (its vocabulary is the first layer's); the last output-sizing one may leave its
+    width to ``output``. ``nested``: the layers are inside a block. Returns the layers and the
+    width they give. Errors name ``<where>[<index>]``."""
     last = output_layer(specs)
     layers = []
     for i, spec in enumerate(specs):
@@ -113,8 +124,8 @@ def build_layers(specs: list[dict], width: int, rng, dtype, output: int | None =
         if layer_type.takes_indices and (i > 0 or nested):
             raise ConfigError(f"{where}[{i}]: {layer_type.name} takes integer indices, which only the data gives: "
                               "it must be the model's first layer")
-        layer = build_layer(layer_type, spec, width, rng, dtype, output if i == last else None,
-                            defaults, f"{where}[{i}]", vocab if i == 0 else None)
+        layer = build_layer(layer_type, spec, width, how if i == 0 else replace(how, vocab=None),
+                            output if i == last else None, f"{where}[{i}]")
         layers.append(layer)
         width = output_width(layer, width)
     return layers, width
