@@ -332,7 +332,7 @@ def paired_ratio(times, a, b):
 
 class Stopwatch:
     """Seconds spent in each wrapped callable, by label, exclusive of the wrapped calls it makes
-    (Linear.backward calls backward_params: each is counted once)."""
+    (the trainer's backward calls the layers' backwards: each is counted once)."""
 
     def __init__(self):
         self.spent, self.inner = {}, []  # inner: time of wrapped calls made by each open call
@@ -363,14 +363,16 @@ def step_breakdown(X, y, width=256, batch=128, epochs=3):
     watch, t = Stopwatch(), contestant.trainer
     for i, layer in enumerate(t.model.layers):
         kind = type(layer).__name__
-        for method in ("forward", "backward", "backward_params"):  # the first layer's backward: its params only
-            if hasattr(layer, method):
-                setattr(layer, method, watch.wrap(f"layers.{i} {kind} {method}", getattr(layer, method)))
+        for method in ("forward", "backward"):
+            setattr(layer, method, watch.wrap(f"layers.{i} {kind} {method}", getattr(layer, method)))
     t.loss = replace(t.loss, fn=watch.wrap("loss (softmax cross-entropy and dlogits)", t.loss.fn))
     t.optimizer.step = watch.wrap("optimizer step (SGD)", t.optimizer.step)
-    saved = {name: getattr(trainer_module, name) for name in ("grad_norm", "count_correct")}
+    saved = {name: getattr(trainer_module, name)
+             for name in ("grad_norm", "count_correct", "backward_without_data_grad")}
     trainer_module.grad_norm = watch.wrap("finite check (gradient norm)", saved["grad_norm"])
     trainer_module.count_correct = watch.wrap("accuracy count", saved["count_correct"])
+    trainer_module.backward_without_data_grad = watch.wrap(  # what it computes itself: the first layer's grads
+        "layers.0 Linear backward (its params only)", saved["backward_without_data_grad"])
     try:
         total = sum(timed(contestant.epoch) for _ in range(epochs))
     finally:

@@ -10,9 +10,7 @@ import re
 import reprlib
 from pathlib import Path
 
-
-class MLPManualError(ValueError):
-    """Base class of every error mlp-manual raises for a mistake in its input."""
+from .core.errors import LayerError, MLPManualError  # noqa: F401 (the base, and the core's own)
 
 
 class ConfigError(MLPManualError):
@@ -29,10 +27,6 @@ class ModelFileError(MLPManualError):
 
 class RunInUse(MLPManualError):
     """A run folder is being written by another live process (a run or a resume)."""
-
-
-class LayerError(MLPManualError):
-    """A layer was used against its contract (backward before forward, wrong input width)."""
 
 
 class UserCodeError(MLPManualError):

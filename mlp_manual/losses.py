@@ -14,83 +14,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from . import scalar
+from .core import Softmax, bce_with_logits, mse, sigmoid, softmax_cross_entropy
 from .errors import DataError, did_you_mean
-from .layers.activations import Softmax, sigmoid
-
-
-def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
-    """Fused softmax + cross-entropy with integer class labels.
-
-    Inputs: logits (N, C), y (N,) integers in 0..C-1.
-    Returns: mean loss, dlogits (N, C) = (softmax(logits) - onehot(y)) / N.
-    """
-    n = logits.shape[0]
-    rows = np.arange(n)
-    z = logits - logits.max(axis=1, keepdims=True)  # (N, C), max 0: exp cannot overflow
-    e = np.exp(z)  # (N, C)
-    sum_e = e.sum(axis=1, keepdims=True)  # (N, 1), at least 1: log is finite
-    # -log softmax(z)[y] = log(sum(exp(z))) - z[y]
-    loss = float(np.mean(np.log(sum_e[:, 0]) - z[rows, y], dtype=np.float64))
-    dlogits = e / sum_e  # (N, C), softmax
-    dlogits[rows, y] -= 1
-    dlogits /= logits.dtype.type(n)
-    return loss, dlogits
-
-
-def bce_with_logits(logits: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
-    """Binary cross-entropy on raw logits, mean over every element.
-
-    loss = max(z, 0) - z * y + log(1 + exp(-|z|)): no exp of a positive number, so it is
-    finite for any |z|.
-    Inputs: logits (N, K), y (N, K) in [0, 1].
-    Returns: mean loss, dlogits (N, K) = (sigmoid(z) - y) / (N * K).
-    """
-    z = logits
-    loss = float((np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z)))).mean(dtype=np.float64))
-    return loss, (sigmoid(z) - y) / z.dtype.type(z.size)  # (N, K)
-
-
-def weighted_softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[float, np.ndarray]:
-    """Softmax cross-entropy with a weight per class (loss.class_weights): each row's loss is
-    multiplied by the weight of its true class, then averaged over the N rows.
-
-    Inputs: logits (N, C), y (N,) integers in 0..C-1, weights (C,).
-    Returns: mean loss, dlogits (N, C) = w[y] (softmax(logits) - onehot(y)) / N.
-    """
-    n = logits.shape[0]
-    rows = np.arange(n)
-    w = weights[y]  # (N,), the weight of each row's class
-    z = logits - logits.max(axis=1, keepdims=True)  # (N, C)
-    e = np.exp(z)  # (N, C)
-    sum_e = e.sum(axis=1, keepdims=True)  # (N, 1)
-    loss = float(np.mean(w * (np.log(sum_e[:, 0]) - z[rows, y]), dtype=np.float64))
-    dlogits = e / sum_e  # (N, C), softmax
-    dlogits[rows, y] -= 1
-    dlogits *= (w / n).astype(logits.dtype)[:, None]
-    return loss, dlogits
-
-
-def weighted_bce_with_logits(logits: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[float, np.ndarray]:
-    """Binary cross-entropy on raw logits with a weight per class (loss.class_weights): each
-    element's loss is multiplied by the weight of its class, weights[0] or weights[1].
-
-    Inputs: logits (N, K), y (N, K) in {0, 1}, weights (2,).
-    Returns: mean loss, dlogits (N, K) = w[y] (sigmoid(z) - y) / (N * K).
-    """
-    z = logits
-    w = weights[y.astype(np.int64)]  # (N, K)
-    loss = float((w * (np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z))))).mean(dtype=np.float64))
-    return loss, (w * (sigmoid(z) - y) / z.size).astype(z.dtype)  # (N, K)
-
-
-def mse(pred: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
-    """Mean squared error over every element.
-
-    Inputs: pred (N, K), y (N, K).
-    Returns: mean loss, dpred (N, K) = 2 (pred - y) / (N * K).
-    """
-    diff = pred - y  # (N, K)
-    return float((diff * diff).mean(dtype=np.float64)), diff * pred.dtype.type(2.0 / pred.size)
 
 
 def uniform_guess_loss(n_classes: int) -> tuple[float, str]:
@@ -109,27 +35,31 @@ REAL = "real values"  # floats (N, K); one output unit per target column
 class LossSpec:
     """A loss function and the rules that come with it: the targets it takes, the output units
     it needs, how it predicts a class, what an untrained model should score, and which data and
-    models fit it. Code outside this module asks the spec; it never tests which loss it is."""
+    models fit it; and what mlp-explain (``scalar``, ``page``) and the gradient checker
+    (``check_shapes``) need of it. ``LOSSES`` below is the table of them: code outside this
+    module asks the spec; it never tests which loss it is."""
 
     name: str
-    fn: Callable[[np.ndarray, np.ndarray], tuple[float, np.ndarray]]
+    fn: Callable[..., tuple[float, np.ndarray]]  # (out, y) -> (loss, dout); with ``weights=`` when ``weighs``
     target: str  # CLASS_INDEX, BINARY or REAL
     formula: str  # the loss, as mlp-explain prints it
     seed_formula: str  # the gradient that starts the backward pass, the text of the function's docstring
+    scalar: Callable  # its version one scalar at a time (scalar.py), for mlp-explain --scalar
+    page: str  # the op of explain/page/explain.js that recomputes it when a number is edited
+    check_shapes: tuple[tuple[int, int], ...]  # the (N, K) shapes the gradient checker tries
     # C -> (loss of a freshly initialised model, its formula), for a loss where that is known
     untrained_loss: Callable[[int], tuple[float, str]] | None = None
     # targets (N, K) -> the loss of predicting their mean, the scale a regression fit is judged on
     constant_loss: Callable[[np.ndarray], float] | None = None
-    # fn with a weight per class, (out, y, weights (C,)) -> (loss, dout), for loss.class_weights
-    weighted: Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[float, np.ndarray]] | None = None
-    class_weights: np.ndarray | None = None  # (C,), when ``fn`` is ``weighted`` with them
+    weighs: bool = False  # ``fn`` takes a weight per class (loss.class_weights)
+    class_weights: np.ndarray | None = None  # (C,), when ``fn`` weighs with them
 
     def with_class_weights(self, weights: np.ndarray) -> "LossSpec":
         """This loss with each sample weighted by its class's weight (weights (C,))."""
-        if self.weighted is None:
+        if not self.weighs:
             raise DataError(f"{self.name} has no class weights: loss.class_weights is for classification losses")
-        weighted = self.weighted
-        return replace(self, fn=lambda out, y: weighted(out, y, weights), class_weights=weights,
+        fn = self.fn
+        return replace(self, fn=lambda out, y: fn(out, y, weights), class_weights=weights,
                        formula=f"loss = mean(w[y] * ({self.formula.removeprefix('loss = mean(')[:-1]}))",
                        seed_formula=f"{self.seed_formula.replace(' = ', ' = w[y] * ', 1)}")
 
@@ -227,12 +157,13 @@ def mean_target_variance(y: np.ndarray) -> float:
 LOSSES = {spec.name: spec for spec in (
     LossSpec("softmax_cross_entropy", softmax_cross_entropy, CLASS_INDEX,
              "loss = mean(log(sum(exp(logits))) - logits[y])", "dlogits = (softmax(logits) - onehot(y)) / N",
-             untrained_loss=uniform_guess_loss, weighted=weighted_softmax_cross_entropy),
+             scalar.softmax_cross_entropy, "softmax_cross_entropy", ((1, 3), (7, 5)),
+             untrained_loss=uniform_guess_loss, weighs=True),
     LossSpec("bce_with_logits", bce_with_logits, BINARY,
              "loss = mean(max(z, 0) - z * y + log(1 + exp(-|z|)))", "dlogits = (sigmoid(z) - y) / (N * K)",
-             weighted=weighted_bce_with_logits),
+             scalar.bce_with_logits, "bce_with_logits", ((1, 1), (7, 1), (5, 3)), weighs=True),
     LossSpec("mse", mse, REAL, "loss = mean((pred - y)^2)", "dpred = 2 (pred - y) / (N * K)",
-             constant_loss=mean_target_variance),
+             scalar.mse, "mse", ((1, 1), (7, 3)), constant_loss=mean_target_variance),
 )}
 
 

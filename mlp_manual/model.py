@@ -1,52 +1,19 @@
-"""A sequential model: a list of layers, run forward in order and backward in reverse.
+"""The model mlp-manual trains and saves: the core's Model (``core/model.py``: forward in order,
+backward in reverse) with what the rest of the package asks of it: its layers and parameters by
+name, its state (parameters and buffers) to save and load, its dtype, its widths, its summary
+and the spec that rebuilds it.
 
 N = batch size, D = input features, K = output units.
 """
 
 import numpy as np
 
-from .layers import Layer, registry
+from . import core
+from .layers import registry
 
 
-class Model:
-    """Layers applied in sequence.
-
-    Inputs: layers, a list of objects following the layer contract.
-    """
-
-    def __init__(self, layers: list[Layer]):
-        self.layers = list(layers)
-
-    def forward(self, x: np.ndarray) -> np.ndarray:
-        """x (N, D) -> output (N, K)."""
-        for layer in self.layers:
-            x = layer.forward(x)
-        return x
-
-    def backward(self, dout: np.ndarray, input_grad: bool = True) -> np.ndarray | None:
-        """Seed with dloss/doutput (N, K); fills every layer's grads; returns dloss/dx (N, D).
-
-        Training passes ``input_grad=False``: nobody needs dloss/dx of the data, so the first
-        layer only fills its grads (for Linear that skips its largest matmul) and None is returned.
-        """
-        # go in the reverse order of the forward pass
-        for layer in reversed(self.layers[1:]):
-            dout = layer.backward(dout)
-        first = self.layers[0]
-        if input_grad:
-            return first.backward(dout)
-        getattr(first, "backward_params", first.backward)(dout)  # a layer may lack it
-        return None
-
-    def train(self, mode: bool = True) -> "Model":
-        """Put every layer in training mode (or evaluation mode with ``mode=False``)."""
-        for layer in self.layers:
-            layer.train(mode)
-        return self
-
-    def eval(self) -> "Model":
-        """Put every layer in evaluation mode."""
-        return self.train(False)
+class Model(core.Model):
+    """Layers applied in sequence. Inputs: layers, a list of objects following the layer contract."""
 
     def named_layers(self):
         """Yield (name, layer) for every layer, a block's inner layers after it, named
@@ -54,15 +21,8 @@ class Model:
         def walk(prefix, layers):
             for i, layer in enumerate(layers):
                 yield f"{prefix}.{i}", layer
-                yield from walk(f"{prefix}.{i}", getattr(layer, "sublayers", list)())  # a layer may lack it
+                yield from walk(f"{prefix}.{i}", layer.sublayers())
         yield from walk("layers", self.layers)
-
-    def named_params(self):
-        """Yield (name, params dict, grads dict, key) for every parameter tensor,
-        named ``layers.<index>.<key>`` as in saved models and optimizer state."""
-        for i, layer in enumerate(self.layers):
-            for k in layer.params:
-                yield f"layers.{i}.{k}", layer.params, layer.grads, k
 
     def state(self) -> dict[str, np.ndarray]:
         """Every parameter and buffer by name (the arrays themselves, not copies)."""
@@ -82,18 +42,18 @@ class Model:
     @property
     def n_params(self) -> int:
         """Number of trainable scalars."""
-        return sum(p[k].size for _, p, _, k in self.named_params())
+        return sum(p.size for _, p, _ in self.parameters())
 
     @property
     def dtype(self):
-        for _, p, _, k in self.named_params():
-            return p[k].dtype
-        return np.dtype(np.float32)
+        return next((p.dtype for _, p, _ in self.parameters()), np.dtype(np.float32))
 
     def astype(self, dtype) -> "Model":
-        """Cast every parameter, gradient and buffer to ``dtype``."""
+        """Cast every parameter, gradient and buffer to ``dtype``, in place of the old arrays."""
         for layer in self.layers:
-            layer.astype(dtype)
+            for d in (layer.params, layer.grads, layer.buffers):
+                for k in d:
+                    d[k] = d[k].astype(dtype)
         return self
 
     def input_width(self) -> int | None:
@@ -103,7 +63,7 @@ class Model:
     def output_width(self, width: int) -> int:
         """Output units for ``width`` input features."""
         for layer in self.layers:
-            width = layer.output_width(width)
+            width = registry.output_width(layer, width)
         return width
 
     def summary(self, input_width: int) -> str:
@@ -112,9 +72,10 @@ class Model:
 
         def add(prefix: str, layers, width: int) -> None:
             for i, layer in enumerate(layers):
-                inner = getattr(layer, "sublayers", list)()  # a block: its name, then a row per inner layer
-                n, out = sum(v.size for v in layer.params.values()), layer.output_width(width)
-                name = f"{type(layer).__name__}: {layer.forward_formula}" if inner else repr(layer)
+                inner = layer.sublayers()  # a block: its name, then a row per inner layer
+                n, out = sum(v.size for v in layer.params.values()), registry.output_width(layer, width)
+                t = registry.type_of(layer)
+                name = f"{type(layer).__name__}: {t.formulas.forward}" if inner and t else repr(layer)
                 rows.append((f"{'  ' * prefix.count('.')}{prefix}{i}: {name}", f"(N, {out})", f"{n:,}"))
                 add(f"{prefix}{i}.", inner, width)
                 width = out
@@ -130,10 +91,6 @@ class Model:
         """JSON description of the layers: enough to rebuild the model without its weights."""
         return [registry.layer_spec(layer) for layer in self.layers]
 
-    def __repr__(self) -> str:
-        inner = "".join(f"\n  ({i}): {layer!r}" for i, layer in enumerate(self.layers))
-        return f"Model({inner}\n)"
-
 
 def build_model(layer_specs: list[dict], input_width: int, output_width: int,
                 rng: np.random.Generator, dtype=np.float32, init: str = "he_uniform",
@@ -147,6 +104,6 @@ def build_model(layer_specs: list[dict], input_width: int, output_width: int,
     text data and takes ``input_width`` indices per row. ``init`` is the weight init of every
     layer whose spec does not name one.
     """
-    layers, _ = registry.build_layers(layer_specs, input_width, rng, dtype, output_width, {"init": init},
-                                      vocab=vocab)
+    layers, _ = registry.build_layers(layer_specs, input_width, registry.Build(rng, dtype, {"init": init}, vocab),
+                                      output_width)
     return Model(layers)

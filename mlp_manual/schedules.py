@@ -1,14 +1,12 @@
-"""Learning-rate schedules, as a function of the optimizer step.
-
-Step and exponential decay change the rate once per epoch; cosine changes it every step,
-after a linear warmup. ``SCHEDULES`` maps each config name to its rule and the options it
-declares (``mlp_manual/options.py``'s vocabulary), which a config's ``schedule`` section may set.
+"""The table of learning-rate schedules: one row per schedule, naming its rule (the function of
+``core/schedules.py``, as ``Schedule`` hands it the run's numbers) and the options a config's
+``schedule`` section may set for it (``mlp_manual/options.py``'s vocabulary).
 """
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import core
 from .errors import ConfigError, did_you_mean
 from .options import COUNT, FLOAT, NOT_NEGATIVE, Option
 
@@ -31,32 +29,21 @@ class Schedule:
         """Learning rate for optimizer step ``step`` (counted from 0)."""
         return self.rule(self, step)
 
-    def epoch(self, step: int) -> int:
-        """The epoch that optimizer step ``step`` belongs to (counted from 0)."""
-        return step // self.steps_per_epoch
-
 
 def constant(s: Schedule, step: int) -> float:
-    return s.base_lr
+    return core.constant(step, s.base_lr)
 
 
 def step_decay(s: Schedule, step: int) -> float:
-    """Multiply by gamma every ``step_size`` epochs."""
-    return s.base_lr * s.options["gamma"] ** (s.epoch(step) // s.options["step_size"])
+    return core.step_decay(step, s.base_lr, s.steps_per_epoch, s.options["step_size"], s.options["gamma"])
 
 
 def exponential(s: Schedule, step: int) -> float:
-    """Multiply by gamma every epoch."""
-    return s.base_lr * s.options["gamma"] ** s.epoch(step)
+    return core.exponential(step, s.base_lr, s.steps_per_epoch, s.options["gamma"])
 
 
 def cosine(s: Schedule, step: int) -> float:
-    """Linear warmup to the base rate, then a half cosine down to ``min_lr`` at the last step."""
-    base, min_lr = s.base_lr, s.options["min_lr"]
-    if step < s.warmup_steps:
-        return base * (step + 1) / s.warmup_steps
-    progress = min(1.0, (step - s.warmup_steps) / max(1, s.total_steps - s.warmup_steps))
-    return min_lr + 0.5 * (base - min_lr) * (1 + math.cos(math.pi * progress))
+    return core.cosine(step, s.base_lr, s.total_steps, s.warmup_steps, s.options["min_lr"])
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ class _Affine(Layer):
         super().__init__()
         rng = np.random.default_rng(seed)
         self.params["W"], self.params["b"] = rng.normal(size=(d, h)), rng.normal(size=h)  # (D, H), (H,)
-        self._grads_like_params()
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
         self.x = None
 
     def forward(self, x):
@@ -51,7 +51,7 @@ class SkipOverwritesGrad(Layer):
     def __init__(self, d=4, seed=0):
         super().__init__()
         self.params["W"] = np.random.default_rng(seed).normal(size=(d, d))  # (D, D)
-        self._grads_like_params()
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
         self.x = None
 
     def forward(self, x):
@@ -119,7 +119,7 @@ class ScaleWrongSign(Layer):
     def __init__(self, d=4, seed=0):
         super().__init__()
         self.params["gamma"] = np.random.default_rng(seed).normal(size=d)  # (D,)
-        self._grads_like_params()
+        self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
         self.x = None
 
     def forward(self, x):

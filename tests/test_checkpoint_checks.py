@@ -9,7 +9,7 @@ import pytest
 
 from mlp_manual.config import load_config
 from mlp_manual.errors import ModelFileError
-from mlp_manual.optimizers import make_optimizer
+from mlp_manual.optimizers import make_optimizer, row_of, state_arrays, used_slots
 from mlp_manual.runs.checkpoint import load_checkpoint, restore, save_checkpoint
 from mlp_manual.training.experiment import prepare, training_plan
 from mlp_manual.training.trainer import Trainer
@@ -109,9 +109,9 @@ def test_after_a_step_every_parameter_has_exactly_the_used_slots(settings):
     optimizer = make_optimizer(cfg.optimizer.name, cfg.optimizer.options, cfg.optimizer.weight_decay)
     for _ in range(2):
         exp.model.backward(exp.loss.fn(exp.model.forward(exp.data.X_train), exp.data.y_train)[1])
-        optimizer.step(exp.model, 0.1)
-    names = {name for name, *_ in exp.model.named_params()}
-    saved = set(optimizer.state_arrays()) - {"t"}
-    assert saved == {f"{s}/{n}" for s in optimizer.used_slots() for n in names}
-    assert all(np.all(optimizer.state[s][n] >= 0) for s in optimizer.non_negative for n in names)
+        optimizer.step(exp.model.parameters(), 0.1)
+    names = {name for name, *_ in exp.model.parameters()}
+    saved = set(state_arrays(optimizer)) - {"t"}
+    assert saved == {f"{s}/{n}" for s in used_slots(optimizer) for n in names}
+    assert all(np.all(optimizer.state[s][n] >= 0) for s in row_of(optimizer).non_negative for n in names)
 

@@ -239,7 +239,7 @@ LAYERS_OF_A_USER = textwrap.dedent('''
         def __init__(self, features):
             super().__init__()
             self.params["g"] = np.linspace(0.5, 1.5, features)
-            self._grads_like_params()
+            self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
         def forward(self, x):
             self.x = x
             return x * self.params["g"]

@@ -16,6 +16,7 @@ from mlp_manual.config import load_config
 from mlp_manual.datasets import datadir
 from mlp_manual.explain.scalar import MAX_PARAMS, scalar_pass
 from mlp_manual.explain.trace import BlockEnd, trace
+from mlp_manual.layers.registry import row_of
 from mlp_manual.losses import LOSSES
 from mlp_manual.predict.model_file import save_model
 from mlp_manual.training.experiment import prepare
@@ -59,9 +60,10 @@ def test_every_offline_config_is_explained_and_every_step_agrees(name):
     forward, backward = section(output, "forward"), section(output, "backward")
     assert "training mode" in forward and "dropout draws one mask" in forward
     for i, layer in enumerate(layers):
-        assert f"layers.{i} " in forward and layer.forward_formula in forward
-        for formula in layer.backward_formulas.values():
-            assert f"fwd: {layer.forward_formula}  =>  {formula}" in backward
+        formulas = row_of(layer).formulas
+        assert f"layers.{i} " in forward and formulas.forward in forward
+        for formula in formulas.backward.values():
+            assert f"fwd: {formulas.forward}  =>  {formula}" in backward
     order = [int(i) for i in dict.fromkeys(re.findall(r"^  layers\.(\d+) ", backward, re.M))]  # a block: twice
     assert order == list(range(len(layers)))[::-1]
     assert LOSSES[cfg.loss.name].seed_formula in section(output, "loss")
@@ -172,7 +174,7 @@ def test_scalar_refuses_large_models_and_other_layers():
     result = invoke_cli(main, "--config", str(CONFIGS / "xor.yaml"), "--scalar",
                         "--set", "model.layers=[{type: linear, units: 4}, layernorm, {type: linear}]")
     assert result.exit_code == 1
-    assert result.output.startswith("Error: --scalar supports the layers linear, identity, relu")
+    assert result.output.startswith("Error: --scalar supports the layers identity, leaky_relu, linear, relu")
     assert result.output.endswith("; layers.1 is layernorm\n")
 
 
@@ -220,7 +222,7 @@ def test_scalar_refuses_a_residual_with_one_line():
     result = invoke_cli(main, "--config", str(CONFIGS / "xor.yaml"), "--scalar",
                         "--set", "model.layers=[{type: linear, units: 2}, {type: residual, layers: [tanh]}, {type: linear}]")
     assert result.exit_code == 1
-    assert result.output == ("Error: --scalar supports the layers linear, identity, relu, leaky_relu, tanh, sigmoid; "
+    assert result.output == ("Error: --scalar supports the layers identity, leaky_relu, linear, relu, sigmoid, tanh; "
                              "layers.1 is residual\n")
 
 
@@ -238,13 +240,3 @@ def test_training_never_imports_the_teaching_views():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
 
-
-def test_scalar_refuses_a_loss_without_a_scalar_version(monkeypatch):
-    from mlp_manual.errors import ConfigError
-    from mlp_manual.explain import scalar
-
-    monkeypatch.delitem(scalar.LOSSES, "mse")  # as a loss added to the project but not to the scalar view
-    model = prepare(load_config(CONFIGS / "sine.yaml")).model
-    with pytest.raises(ConfigError, match="^--scalar supports the losses softmax_cross_entropy, bce_with_logits; "
-                                          "this model trains with mse$"):
-        scalar.require_small(model, "mse")

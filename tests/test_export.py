@@ -72,7 +72,7 @@ def trained_with(loss: str, preprocessing=None, feature_names=None) -> ModelInfo
 
 
 def test_every_built_in_layer_has_an_onnx_translation():
-    assert set(exportable_types()) == set(LAYER_TYPES.values())
+    assert set(exportable_types()) == set(LAYER_TYPES)
 
 
 @pytest.mark.parametrize("layer_type", sorted(LAYER_TYPES))
@@ -257,7 +257,12 @@ SCALERS = ["standard", "minmax", "maxabs", "robust", "two"]
 
 
 def scaler_steps(kind):
-    from sklearn.preprocessing import MaxAbsScaler, MinMaxScaler, RobustScaler, StandardScaler
+    from sklearn.preprocessing import (
+        MaxAbsScaler,
+        MinMaxScaler,
+        RobustScaler,
+        StandardScaler,
+    )
     return {"standard": [StandardScaler()], "minmax": [MinMaxScaler()], "maxabs": [MaxAbsScaler()],
             "robust": [RobustScaler()], "two": [MinMaxScaler(), "passthrough", StandardScaler(with_mean=False)]}[kind]
 

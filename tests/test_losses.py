@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
+from mlp_manual.core import sigmoid
 from mlp_manual.errors import DataError
 from mlp_manual.gradcheck.numgrad import numerical_gradient, relative_error
-from mlp_manual.layers.activations import sigmoid
 from mlp_manual.losses import (
     BINARY,
     CLASS_INDEX,

@@ -2,7 +2,6 @@
 configs have always given, and a type registered at run time works in configs, build_model,
 save/load and the gradient checker like a built-in."""
 
-import inspect
 import json
 import math
 
@@ -14,15 +13,19 @@ from mlp_manual.config import config_from_dict
 from mlp_manual.errors import ConfigError, LayerError, ModelFileError
 from mlp_manual.gradcheck.suites import check_builtins
 from mlp_manual.layers import Layer, ReLU
-from mlp_manual.layers.options import FEATURES
+from mlp_manual.layers.options import FEATURES, LAYER_LIST
 from mlp_manual.layers.registry import (
-    LAYER_LIST,
     LAYER_TYPES,
     LAYERS,
+    Build,
     LayerType,
+    build_layer,
+    make_layer,
+    output_width,
     register,
     unregister,
 )
+from mlp_manual.layers.types import Units
 from mlp_manual.model import Model, build_model
 from mlp_manual.options import NUMBER, Option
 from mlp_manual.predict.model_file import (
@@ -40,40 +43,23 @@ BUILTIN_NAMES = ["linear", "relu", "leaky_relu", "sigmoid", "tanh", "gelu", "ide
 @pytest.mark.parametrize("name", BUILTIN_NAMES)
 def test_every_builtin_entry_builds_and_its_spec_rebuilds_it(name, rng):
     layer_type = LAYERS[name]
-    layer = layer_type.build({"type": name}, 5, rng, np.float64, output_width=3)
+    layer = build_layer(layer_type, {"type": name}, 5, Build(rng, np.float64), output=3)
     assert type(layer) is layer_type.cls is LAYER_TYPES[name]
     out = layer.forward(rng.normal(size=(4, 5)))
-    assert out.shape == (4, layer.output_width(5)) == (4, 3 if name == "linear" else 5)
+    assert out.shape == (4, output_width(layer, 5)) == (4, 3 if name == "linear" else 5)
     spec = Model([layer]).spec()[0]
     assert spec["type"] == name
-    twin = layer_type.make({k: v for k, v in spec.items() if k != "type"}, rng, np.float64)
+    twin = make_layer(layer_type, {k: v for k, v in spec.items() if k != "type"}, rng, np.float64)
     assert twin.config() == layer.config()
     assert Model([layer]).input_width() == (5 if layer_type.widths.input else None)
 
 
-def test_the_builtins_are_the_classes_of_the_package_that_name_their_type_listed_by_name():
-    import importlib
-    import inspect
-    import pkgutil
+def test_the_registry_holds_the_tables_rows_listed_by_name():
+    from mlp_manual.layers.types import BUILTINS
 
-    import mlp_manual.layers as package
-
-    named = {cls for info in pkgutil.iter_modules(package.__path__)
-             for _, cls in inspect.getmembers(importlib.import_module(f"mlp_manual.layers.{info.name}"), inspect.isclass)
-             if issubclass(cls, Layer) and vars(cls).get("type_name")}
     builtins = [t for t in LAYERS.values() if t.module is None]
-    assert {t.cls for t in builtins} == named and {*BUILTIN_NAMES, "residual", "embedding"} <= set(LAYERS)
+    assert builtins == list(BUILTINS.values()) and {*BUILTIN_NAMES, "residual", "embedding"} <= set(LAYERS)
     assert [t.name for t in builtins] == sorted(t.name for t in builtins)
-    assert all(t.cls.type_name == t.name and t.options is t.cls.type_options for t in builtins)
-
-
-@pytest.mark.parametrize("name", BUILTIN_NAMES)
-def test_option_defaults_are_the_constructors_defaults(name):
-    layer_type = LAYERS[name]
-    params = inspect.signature(layer_type.cls).parameters
-    for key, option in layer_type.options.items():
-        assert option.default == params[key].default, (name, key)
-    assert set(params) == {*layer_type.widths.names, *layer_type.options, *layer_type.wants}
 
 
 @pytest.mark.parametrize("spec, message", [
@@ -128,13 +114,11 @@ class Scale(Layer):
 
     Params: gamma (D,) = start."""
 
-    unit_state = "dead"
-
     def __init__(self, features: int, start: float = 1.0, dtype=np.float32):
         super().__init__()
         self.features, self.start = int(features), float(start)
         self.params["gamma"] = np.full(self.features, self.start, dtype=dtype)  # (D,)
-        self._grads_like_params()
+        self.grads = {"gamma": np.zeros_like(self.params["gamma"])}
         self.x = None
 
     def forward(self, x):
@@ -147,9 +131,6 @@ class Scale(Layer):
         self.grads["gamma"] = (dout * x).sum(axis=0)
         return dout * self.params["gamma"]
 
-    def stuck(self, out):
-        return out == 0
-
     def config(self):
         return {"features": self.features, "start": self.start}
 
@@ -157,7 +138,7 @@ class Scale(Layer):
 @pytest.fixture
 def scale_type():
     layer_type = register(LayerType("scale", Scale, {"start": Option(NUMBER, 1.0, math.isfinite, "be a finite number")},
-                                    FEATURES, ("dtype",)))
+                                    FEATURES, ("dtype",), units=Units("dead", lambda layer, out: out == 0)))
     yield layer_type
     unregister("scale")
 

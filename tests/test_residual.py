@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from conftest import check_layer_gradients
 
-from mlp_manual import Residual, build_model, check_layer, load_model, save_model
+from mlp_manual import Model, Residual, build_model, check_layer, load_model, save_model
 from mlp_manual.config import config_from_dict, load_config
+from mlp_manual.core import Adam, clip_grad_norm, grad_norm
 from mlp_manual.errors import (
     ConfigError,
     LayerError,
@@ -19,7 +20,7 @@ from mlp_manual.errors import (
     TrainingInterrupted,
 )
 from mlp_manual.layers import BatchNorm1d, Dropout, LayerNorm, Linear, Tanh
-from mlp_manual.optimizers import Adam, clip_grad_norm, grad_norm
+from mlp_manual.optimizers import state_arrays
 from mlp_manual.predict.model_file import model_arrays, model_from_arrays
 from mlp_manual.runs.checkpoint import load_checkpoint
 from mlp_manual.runs.run import resume_run, train_run
@@ -79,7 +80,7 @@ def test_params_grads_and_buffers_are_views_of_the_inner_dicts(rng):
     assert list(layer.buffers) == ["1.running_mean", "1.running_var"]
     layer.forward(rng.normal(size=(5, 4)).astype(np.float32))  # batch norm replaces its running arrays
     assert layer.buffers["1.running_mean"] is norm.buffers["running_mean"]
-    layer.astype(np.float64)
+    Model([layer]).astype(np.float64)  # writes through the views
     assert norm.params["gamma"].dtype == norm.buffers["running_var"].dtype == layer.layers[0].grads["W"].dtype == F64
     layer.params["1.beta"] = np.full(4, 2.0)
     assert np.array_equal(norm.params["beta"], [2.0] * 4)
@@ -117,15 +118,15 @@ SPECS = [{"type": "linear", "units": 6},
 
 def test_the_model_names_inner_arrays_layers_i_j_key_everywhere(rng):
     model = build_model(SPECS, 4, 3, rng)
-    names = [name for name, *_ in model.named_params()]
+    names = [name for name, *_ in model.parameters()]
     assert names == ["layers.0.W", "layers.0.b", "layers.1.0.W", "layers.1.0.b", "layers.1.3.W", "layers.1.3.b",
                      "layers.2.0.gamma", "layers.2.0.beta", "layers.2.1.0.W", "layers.2.1.0.b", "layers.3.W", "layers.3.b"]
     assert set(model.state()) == {*names, "layers.2.0.running_mean", "layers.2.0.running_var"}
     assert [n for n, _ in model.named_layers()][4:7] == ["layers.1.2", "layers.1.3", "layers.2"]
-    assert model.n_params == sum(p[k].size for _, p, _, k in model.named_params()) == (4 + 1) * 6 + (6 + 1) * 9 + (9 + 1) * 6 + 12 + 42 + 21
+    assert model.n_params == sum(p.size for _, p, _ in model.parameters()) == (4 + 1) * 6 + (6 + 1) * 9 + (9 + 1) * 6 + 12 + 42 + 21
     X = rng.normal(size=(8, 4)).astype(np.float32)
     model.forward(X)
-    model.backward(rng.normal(size=(8, 3)).astype(np.float32), input_grad=False)  # backward_params of the first
+    model.backward(rng.normal(size=(8, 3)).astype(np.float32))
     assert np.all(model.layers[2].layers[1].layers[0].grads["W"] != 0)
     assert model.eval() is model and not model.layers[1].layers[2].training
     assert "  2.1.0: Linear(in_features=6, out_features=6" in model.summary(4)
@@ -137,13 +138,14 @@ def test_optimizers_and_clipping_reach_the_inner_parameters(rng):
     model.backward(rng.normal(size=(8, 3)).astype(np.float32))
     inner_w = model.layers[2].layers[1].layers[0].params["W"]
     before = inner_w.copy()
-    total = grad_norm(model)
-    assert clip_grad_norm(model, total / 2) == pytest.approx(total)
-    assert grad_norm(model) == pytest.approx(total / 2, rel=1e-5)
+    grads = [g for _, _, g in model.parameters()]
+    total = grad_norm(grads)
+    assert clip_grad_norm(grads, total / 2) == pytest.approx(total)
+    assert grad_norm(grads) == pytest.approx(total / 2, rel=1e-5)
     optimizer = Adam()
-    optimizer.step(model, 0.01)
+    optimizer.step(model.parameters(), 0.01)
     assert not np.array_equal(model.layers[2].layers[1].layers[0].params["W"], before)
-    assert {"m/layers.2.1.0.W", "v/layers.2.1.0.W"} <= set(optimizer.state_arrays())
+    assert {"m/layers.2.1.0.W", "v/layers.2.1.0.W"} <= set(state_arrays(optimizer))
 
 
 def test_a_model_file_round_trip_keeps_every_inner_array_and_the_outputs(tmp_path, rng):
@@ -285,7 +287,7 @@ def test_set_reaches_into_a_block_and_names_what_it_cannot_reach(tmp_path):
 
 
 def test_blocks_nest_at_most_max_nesting_deep_in_a_config():
-    from mlp_manual.layers.registry import MAX_NESTING
+    from mlp_manual.layers.options import MAX_NESTING
 
     def model(depth):
         spec = "relu"

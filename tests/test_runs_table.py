@@ -10,9 +10,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import invoke_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from conftest import invoke_cli
 
 from mlp_manual.cli.runs import main as runs_cli
 from mlp_manual.cli.train import main as train_cli

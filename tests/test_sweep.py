@@ -19,7 +19,16 @@ pytest.importorskip("optuna")
 
 from conftest import invoke_cli  # noqa: E402
 from sweeps import (  # noqa: E402
-    MEDIUM, MOONS, process_gone, run_sweep, running_trials, study_of, sweep_command, wait_for, write_sweep)
+    MEDIUM,
+    MOONS,
+    process_gone,
+    run_sweep,
+    running_trials,
+    study_of,
+    sweep_command,
+    wait_for,
+    write_sweep,
+)
 
 from mlp_manual.cli.sweep import main as sweep_cli  # noqa: E402
 from mlp_manual.cli.train import main as train_cli  # noqa: E402

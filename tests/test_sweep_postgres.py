@@ -13,7 +13,16 @@ pytest.importorskip("optuna")
 pytest.importorskip("psycopg")
 
 from sweeps import (  # noqa: E402
-    MEDIUM, postgres_cluster, postgres_server, run_sweep, running_trials, study_of, sweep_command, wait_for, write_sweep)
+    MEDIUM,
+    postgres_cluster,
+    postgres_server,
+    run_sweep,
+    running_trials,
+    study_of,
+    sweep_command,
+    wait_for,
+    write_sweep,
+)
 
 
 def test_workers_with_separate_folders_share_one_study_on_a_fresh_database(tmp_path):

@@ -17,13 +17,13 @@ from mlp_manual.cli.explain import main as explain
 from mlp_manual.cli.sample import main as sample
 from mlp_manual.cli.train import main as train
 from mlp_manual.config import config_from_dict
+from mlp_manual.core import Embedding
 from mlp_manual.datasets import load_dataset
 from mlp_manual.datasets.text import examples, read_words
 from mlp_manual.datasets.vocabulary import BOUNDARY, Vocabulary
 from mlp_manual.errors import DataError, LayerError
 from mlp_manual.gradcheck.numgrad import numerical_gradient
 from mlp_manual.layers import BatchNorm1d, Linear, Tanh
-from mlp_manual.layers.embedding import Embedding
 from mlp_manual.losses import softmax_cross_entropy
 from mlp_manual.predict.model_file import read_model
 

@@ -17,7 +17,15 @@ from ..results.evaluate import (
     load_run_data,
 )
 from ..training.evaluation import class_table, regression_table
-from .common import config_option, import_option, say, user_errors, version_option, warnings_on_stderr, writable_folder
+from .common import (
+    config_option,
+    import_option,
+    say,
+    user_errors,
+    version_option,
+    warnings_on_stderr,
+    writable_folder,
+)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})

@@ -9,7 +9,14 @@ import click
 from ..files import atomic_text_file
 from ..predict.model_file import read_model
 from ..predict.predictor import NO_PREPROCESSING, Predictor, predict_file
-from .common import import_option, output_file, output_failed, say, user_errors, version_option
+from .common import (
+    import_option,
+    output_failed,
+    output_file,
+    say,
+    user_errors,
+    version_option,
+)
 
 PROGRESS_BYTES = 1 << 20  # inputs larger than this get a progress bar on a terminal
 

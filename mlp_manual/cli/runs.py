@@ -7,7 +7,14 @@ import click
 
 from ..errors import DataError
 from ..readable import readable
-from ..results.table import columns_of, filter_rows, find_runs, group_rows, run_rows, sort_rows
+from ..results.table import (
+    columns_of,
+    filter_rows,
+    find_runs,
+    group_rows,
+    run_rows,
+    sort_rows,
+)
 from .common import aligned, say, user_errors, version_option, write_csv
 
 

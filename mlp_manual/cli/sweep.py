@@ -9,10 +9,24 @@ from pathlib import Path
 
 import click
 
-from ..errors import ConfigError, MachineError, TrainingInterrupted, one_line, short_repr
+from ..errors import (
+    ConfigError,
+    MachineError,
+    TrainingInterrupted,
+    one_line,
+    short_repr,
+)
 from ..options import NAME
 from ..readable import readable
-from .common import aligned, machine_failure, say, user_errors, version_option, writable_folder, write_csv
+from .common import (
+    aligned,
+    machine_failure,
+    say,
+    user_errors,
+    version_option,
+    writable_folder,
+    write_csv,
+)
 from .process import STOP_SIGNALS, last_words
 from .workers import Workers, end_with_parent, worker_environment, worker_storage
 

@@ -11,7 +11,14 @@ import typing
 import yaml
 
 from ..datasets.load import LOADERS, key_owners
-from ..errors import ConfigError, closest, did_you_mean, short_repr, short_text, unknown_keys
+from ..errors import (
+    ConfigError,
+    closest,
+    did_you_mean,
+    short_repr,
+    short_text,
+    unknown_keys,
+)
 from ..options import validate_options
 from .bounded_yaml import LimitExceeded, load_bounded
 from .memory import check_memory

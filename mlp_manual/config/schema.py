@@ -11,8 +11,8 @@ read from there: a dataset's (the data section), an optimizer's, a schedule's.
 import dataclasses
 from dataclasses import dataclass, field
 
+from ..core.init import init_names
 from ..datasets.load import LOADERS, dataset_options
-from ..init import init_names
 from ..layers.registry import check_spec
 from ..losses import LOSSES
 from ..optimizers import OPTIMIZERS

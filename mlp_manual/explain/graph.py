@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .text import shape
+from .text import backward_formula, forward_formula, shape
 from .trace import BlockEnd, Trace
 
 PARAM_X = -3.8  # the parameter column, left of the main one at x = 0
@@ -96,24 +96,23 @@ def build_graph(trace: Trace) -> Graph:
         above = len(params)
         key = step.name
         if isinstance(step, BlockEnd):  # the join: out = x + f(x)
-            nodes.append(Node(key, f"{key}  {step.block.type}\n{step.block.layer.forward_formula}", "add", 0.0, y))
+            nodes.append(Node(key, f"{key}  {step.block.type}\n{forward_formula(step.block)}", "add", 0.0, y))
             level = key.count(".")
             joined[level] = joined.get(level, 0) + 1
             bend = SKIP_X + SKIP_STEP * (depth - level) + SKIP_ALTERNATE * (joined[level] % 2 == 0)
             edges += join_edges(step.block, previous, block_input[key], bend)
             previous = key
             continue
-        formula = step.layer.forward_formula or "(no formula given)"
+        formula = forward_formula(step)
         nodes.append(Node(key, f"{key}  {step.type}\n{wrap(formula)}", "output", 0.0, y))
         edges.append(Edge(previous, key, "forward", shape(step.x)))
         if "dx" in step.grads:  # none flows back into integer indices
-            edges.append(Edge(key, previous, "backward", gradient_label(step.layer.backward_formulas.get(
-                "dx", "dx = (no formula given)"), step.grads["dx"])))
+            edges.append(Edge(key, previous, "backward", gradient_label(backward_formula(step, "dx"), step.grads["dx"])))
         for j, k in enumerate(params):
             param_key = f"{key}.{k}"
             offset = (len(params) - 1) / 2 - j
             nodes.append(Node(param_key, param_key, "param", PARAM_X, y + offset * PARAM_SPREAD))
-            formula = step.layer.backward_formulas.get(k, f"d{k} = (no formula given)")
+            formula = backward_formula(step, k)
             edges += [Edge(param_key, key, "forward", shape(step.layer.params[k])),
                       Edge(key, param_key, "backward", gradient_label(formula, step.grads[k]))]
         previous = key
@@ -132,7 +131,7 @@ def join_edges(block, last: str, source: str, bend: float) -> list[Edge]:
     """The edges into a block's add node: f(x) from its last inner layer, and x along the skip
     connection from ``source``; backward, dout goes back along both."""
     norm = f"|dout| = {np.linalg.norm(block.dout):.3g}"
-    dx = block.layer.backward_formulas.get("dx", "dx = (no formula given)")
+    dx = backward_formula(block, "dx")
     skip = (f"dout along the skip\n{norm}\nat {source} it adds to df,\nthe gradient back through f:\n{dx}\n"
             f"|dx| = {np.linalg.norm(block.grads['dx']):.3g}")
     return [Edge(last, block.name, "forward", shape(block.fx)),

@@ -23,11 +23,11 @@ from importlib import resources
 import numpy as np
 
 from ..errors import ConfigError
+from ..layers.registry import row_of
 from .graph import build_graph
+from .text import backward_formula, forward_formula
 from .trace import BlockEnd, Trace
 
-RECOMPUTED = {"linear", "tanh", "relu", "leaky_relu", "sigmoid", "identity", "add",
-              "softmax_cross_entropy", "mse", "bce_with_logits", "mul", "square"}
 MAX_EDITABLE = 200  # inputs and weights given a number field; a larger pass is shown, not edited
 SHOWN = 64  # values embedded per tensor of a pass too large to edit: the page shows the first few
 
@@ -41,7 +41,7 @@ def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
     """The JSON the page runs on: graph, values, gradients and ops of the traced pass."""
     graph = build_graph(result)
     values, grads, ops = {"X": tensor(result.X)}, {}, []
-    previous, block_input = "X", {}
+    previous, block_input, recomputed = "X", {}, True
     for step in result.steps:
         if isinstance(step, BlockEnd):
             b = step.block
@@ -51,7 +51,7 @@ def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
             last = previous
             values[b.name], grads[b.name] = tensor(b.out), tensor(b.dout)
             ops.append({"out": b.name, "op": "add", "inputs": [last, block_input[b.name]],
-                        "formula": b.layer.forward_formula or "out = x + f(x)",
+                        "formula": forward_formula(b),
                         "backward": {last: "df(x) = dout", block_input[b.name]: "dx += dout (skip)"},
                         "contrib": {last: tensor(b.dout), block_input[b.name]: tensor(b.dout)}})
             previous = b.name
@@ -59,17 +59,18 @@ def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
         layer, key = step.layer, step.name
         values[key], grads[key] = tensor(step.out), tensor(step.dout)
         inputs = [previous] + [f"{key}.{k}" for k in layer.params]
-        formulas = layer.backward_formulas
-        op = {"out": key, "op": step.type, "inputs": inputs,
-              "formula": layer.forward_formula or "(no formula given)", "backward": {}, "contrib": {}}
+        page = row_of(layer).page  # the op explain.js recomputes the layer with, when it has one
+        recomputed &= isinstance(page, str)
+        op = {"out": key, "op": page if isinstance(page, str) else step.type, "inputs": inputs,
+              "formula": forward_formula(step), "backward": {}, "contrib": {}}
         if "dx" in step.grads:  # none flows back into integer indices (an embedding's)
-            op["backward"][previous] = formulas.get("dx", "dx = (no formula given)")
+            op["backward"][previous] = backward_formula(step, "dx")
             op["contrib"][previous] = tensor(step.grads["dx"])
         if step.type == "leaky_relu":
             op["slope"] = layer.slope
         for k in layer.params:
             values[f"{key}.{k}"], grads[f"{key}.{k}"] = tensor(layer.params[k]), tensor(step.grads[k])
-            op["backward"][f"{key}.{k}"] = formulas.get(k, f"d{k} = (no formula given)")
+            op["backward"][f"{key}.{k}"] = backward_formula(step, k)
             op["contrib"][f"{key}.{k}"] = tensor(step.grads[k])
         ops.append(op)
         previous = key
@@ -79,13 +80,13 @@ def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
     loss = result.loss
     spec = loss.spec
     values["y"], values["loss"], grads["loss"] = tensor(loss.targets), tensor(loss.value), tensor(1.0)
-    ops.append({"out": "loss", "op": loss.name, "inputs": [previous, "y"], "formula": spec.formula,
+    ops.append({"out": "loss", "op": spec.page, "inputs": [previous, "y"], "formula": spec.formula,
                 "backward": {previous: spec.seed_formula}, "contrib": {previous: tensor(loss.dlogits)}})
     grads[previous] = tensor(loss.dlogits)
     outputs = {op["out"] for op in ops}
     editable = ["X"] + [k for op in ops for k in op["inputs"] if k not in outputs and k not in ("X", "y")]
     small = sum(len(values[k]["data"]) for k in editable) <= MAX_EDITABLE
-    recomputable = all(op["op"] in RECOMPUTED for op in ops)
+    recomputable = recomputed
     if scalar and not small:
         n = sum(len(values[k]["data"]) for k in editable)
         raise ConfigError(f"--html --scalar makes a step of every += and is for small passes: this one has {n:,} "

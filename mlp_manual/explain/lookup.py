@@ -9,6 +9,7 @@ N = rows, T = context, E = embedding dim, V = vocabulary.
 import numpy as np
 
 from ..datasets.vocabulary import Vocabulary
+from ..layers.registry import row_of
 
 ROWS_SHOWN = 2  # rows of the batch whose lookups are spelled out
 SLICES_SHOWN = 4  # slices of dout shown adding into one row of dW
@@ -26,8 +27,8 @@ def _token(index: int, vocabulary: Vocabulary | None) -> str:
 def lookup_forward(step, pad: str, vocabulary: Vocabulary | None) -> list[str]:
     """The gather: x (N, T) indices pick rows of W (V, E); out (N, T * E) puts them side by side."""
     layer, x = step.layer, step.x.astype(np.int64)  # (N, T)
-    E, W = layer.dim, layer.params["W"]
-    lines = [f"  {pad}{step.name} {step.type}: {layer.forward_formula}",
+    E, W, formulas = layer.dim, layer.params["W"], row_of(layer).formulas
+    lines = [f"  {pad}{step.name} {step.type}: {formulas.forward}",
              f"  {pad}    x {tuple(x.shape)} indices, W {tuple(W.shape)} -> out {tuple(step.out.shape)}: "
              f"each index picks a row of W, {E} values, and a row of out is its {x.shape[1]} rows side by side"]
     for n in range(min(len(x), ROWS_SHOWN)):
@@ -45,9 +46,9 @@ def lookup_backward(step, pad: str, vocabulary: Vocabulary | None, check_text) -
     """The scatter-add: each (row n, position t) adds its slice of dout into dW[x[n, t]]; shown
     for the row of W the batch used most, whose gradient is the sum of several slices."""
     layer, x, dout, dW = step.layer, step.x.astype(np.int64), step.dout, step.grads["W"]
-    E = layer.dim
+    E, formulas = layer.dim, row_of(layer).formulas
     lines = [f"  {pad}{step.name} {step.type}",
-             f"  {pad}  fwd: {layer.forward_formula}  =>  {layer.backward_formulas['W']}",
+             f"  {pad}  fwd: {formulas.forward}  =>  {formulas.backward['W']}",
              f"  {pad}    dout {tuple(dout.shape)} -> dW {tuple(dW.shape)}, |dW| = {np.linalg.norm(dW):.4g}: slice t "
              f"of dout[n] (columns t*{E} .. t*{E}+{E - 1}) is added into row x[n, t] of dW (np.add.at)"]
     uses = np.bincount(x.ravel(), minlength=layer.vocab)  # (V,) positions that picked each row
@@ -68,6 +69,6 @@ def lookup_backward(step, pad: str, vocabulary: Vocabulary | None, check_text) -
         lines.append(f"  {pad}    the {unused} row(s) of W no position picked get dW = 0")
     if "W" in step.checks:
         lines.append(f"  {pad}    {check_text(step.checks['W'])}")
-    lines.append(f"  {pad}  fwd: {layer.forward_formula}  =>  {layer.backward_formulas['dx']}: an index cannot "
+    lines.append(f"  {pad}  fwd: {formulas.forward}  =>  {formulas.backward['dx']}: an index cannot "
                  "change a little, so the pass stops here")
     return lines

@@ -7,6 +7,7 @@ N = rows, D = features, K = outputs.
 
 import numpy as np
 
+from ..layers.registry import row_of
 from .formulas import seed_parts
 from .lookup import lookup_backward, lookup_forward
 from .trace import BlockEnd, LayerStep, Trace
@@ -35,7 +36,13 @@ def preview(name: str, a: np.ndarray, indent: str) -> list[str]:
 
 
 def forward_formula(step) -> str:
-    return step.layer.forward_formula or "(no formula given)"
+    return row_of(step.layer).formulas.forward or "(no formula given)"
+
+
+def backward_formula(step, key: str) -> str:
+    """The formula of the gradient ``key`` (``dx``, or a parameter's key) of the step's layer."""
+    name = key if key == "dx" else f"d{key}"
+    return row_of(step.layer).formulas.backward.get(key, f"{name} = (no formula given)")
 
 
 def pad(step) -> str:
@@ -50,7 +57,7 @@ def forward_lines(trace: Trace, vocabulary=None) -> list[str]:
     for step in trace.steps:
         if isinstance(step, BlockEnd):
             lines += block_forward(step)
-        elif step.layer.takes_indices:
+        elif row_of(step.layer).takes_indices:
             lines += lookup_forward(step, pad(step), vocabulary)
         else:
             lines += layer_forward(step)
@@ -94,7 +101,7 @@ def backward_lines(trace: Trace, vocabulary=None) -> list[str]:
     for step in reversed(trace.steps):
         if isinstance(step, BlockEnd):
             lines += block_backward(step)
-        elif step.layer.takes_indices:
+        elif row_of(step.layer).takes_indices:
             lines += lookup_backward(step, pad(step), vocabulary, check_text)
         else:
             lines += layer_backward(step)
@@ -107,7 +114,7 @@ def layer_backward(step: LayerStep) -> list[str]:
     for key in [*step.layer.params, "dx"]:
         grad = step.grads[key]
         name = "dx" if key == "dx" else f"d{key}"
-        formula = step.layer.backward_formulas.get(key, f"{name} = (no formula given)")
+        formula = backward_formula(step, key)
         lines += [f"  {p}  fwd: {forward_formula(step)}  =>  {formula}",
                   f"  {p}    dout {shape(step.dout)} -> {name} {shape(grad)}, |{name}| = {norm(grad)}"]
         lines += preview(name, grad, f"  {p}    ")
@@ -125,7 +132,7 @@ def block_backward(end: BlockEnd) -> list[str]:
                 f"  {p}    the sum passes dout on unchanged to both terms: to f(x), back into {last}, and to x "
                 "along the skip connection",
                 f"  {p}    dout {shape(b.dout)}, |dout| = {norm(b.dout)}", *preview("dout", b.dout, f"  {p}    ")]
-    formula = b.layer.backward_formulas.get("dx", "dx = (no formula given)")
+    formula = backward_formula(b, "dx")
     lines = [f"  {p}{b.name} {b.type}: x fed f and the skip connection, so its two gradients add",
              f"  {p}  fwd: {forward_formula(b)}  =>  {formula}",
              f"  {p}    dout {shape(b.dout)} along the skip + df {shape(b.df)} back through f (the dx of {first}) "

@@ -14,7 +14,7 @@ except ImportError as e:
 
 from .. import __version__
 from ..errors import ExportError
-from ..layers.registry import LAYERS
+from ..layers.registry import LAYERS, row_of
 
 OPSET = 17  # the first opset with LayerNormalization; onnxruntime has run it since 1.11
 ML_OPSET = 3  # ai.onnx.ml's LabelEncoder and OneHotEncoder (categorical columns), as with opset 17
@@ -23,9 +23,9 @@ ELEMENT_TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): 
                  np.dtype(np.int64): TensorProto.INT64}
 
 
-def exportable_types() -> list[type]:
-    """The built-in layer classes that translate themselves to ONNX (``to_onnx``)."""
-    return [t.cls for t in LAYERS.values() if "to_onnx" in vars(t.cls)]
+def exportable_types() -> list[str]:
+    """The layer types that translate to ONNX: those whose row names an emitter (layers/onnx.py)."""
+    return [t.name for t in LAYERS.values() if callable(t.onnx)]
 
 
 class GraphBuilder:
@@ -60,15 +60,13 @@ class GraphBuilder:
         return out
 
     def layers(self, model_layers: list, x: str, prefix: str) -> str:
-        """The nodes of ``model_layers`` applied in order to ``x``, each named ``<prefix>.<index>``:
-        each layer's own ``to_onnx(g, x, name)``, defined by exactly its class (a subclass may
-        compute something else); returns the last output's name."""
+        """The nodes of ``model_layers`` applied in order to ``x``, each named ``<prefix>.<index>``
+        by the emitter its type's row names (layers/types.py); returns the last output's name."""
         for i, layer in enumerate(model_layers):
-            name, emit = f"{prefix}.{i}", vars(type(layer)).get("to_onnx")
-            if emit is None:
+            name, emit = f"{prefix}.{i}", row_of(layer).onnx
+            if not callable(emit):
                 raise ExportError(f"layer {name.removeprefix('layers.')} ({type(layer).__name__}) cannot be exported "
-                                  "to ONNX: only the built-in layers can "
-                                  f"({', '.join(cls.__name__ for cls in exportable_types())})")
+                                  "to ONNX: only the built-in layers can (" + ", ".join(exportable_types()) + ")")
             x = emit(layer, self, x, name)
         return x
 

@@ -24,6 +24,7 @@ import numpy as np
 from ..datasets.dataset import Preprocessing
 from ..errors import ExportError
 from ..files import write_bytes
+from ..layers.registry import row_of
 from ..losses import BINARY, CLASS_INDEX, LOSSES
 from ..model import Model
 from ..predict.model_file import read_model
@@ -131,7 +132,7 @@ def export_model(model: Model, info: ModelInfo | None = None) -> "onnx.ModelProt
     info = info or ModelInfo(None, None, None, None)
     g = GraphBuilder(model.dtype)
     width = model.input_width()
-    indices = bool(model.layers) and model.layers[0].takes_indices
+    indices = bool(model.layers) and row_of(model.layers[0]).takes_indices
     input_dtype = np.int64 if indices else np.float32
     p = info.preprocessing
     categorical = p is not None and p.categories is not None

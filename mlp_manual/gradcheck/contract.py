@@ -7,6 +7,7 @@ N = batch size, K = model outputs.
 import numpy as np
 
 from ..errors import GradcheckError, MLPManualError, what_was_raised
+from ..layers.registry import row_of
 from .compare import kind_of
 
 LAYER_MEMBERS = ("forward", "backward", "params", "grads")
@@ -94,7 +95,7 @@ def input_is_indices(obj) -> bool:
     input has no gradient to check."""
     layers = getattr(obj, "layers", None)
     first = layers[0] if isinstance(layers, (list, tuple)) and layers else obj
-    return bool(getattr(first, "takes_indices", False))
+    return row_of(first).takes_indices
 
 
 

@@ -14,7 +14,7 @@ import zlib
 import numpy as np
 
 from ..errors import MLPManualError, what_was_raised
-from ..layers.registry import LAYERS, LayerType
+from ..layers.registry import LAYERS, Build, LayerType, build_layer
 from ..losses import LOSSES
 from .check import check_layer, check_loss
 from .report import GradcheckReport, StructureCheck, SuiteReport
@@ -26,12 +26,7 @@ KINK_MARGIN = 0.1
 LOGIT_SCALE = 1.5
 LAYER_SHAPES = ((1, 5), (6, 3))  # (N, D)
 OUTPUT_WIDTH = 4  # linear maps D to 4, so its weights are not square
-LOSS_SHAPES = {"softmax_cross_entropy": ((1, 3), (7, 5)), "bce_with_logits": ((1, 1), (7, 1), (5, 3)),
-               "mse": ((1, 1), (7, 3))}  # (N, C) or (N, K)
 VOCAB = 4  # rows of an embedding's table: fewer than the indices of a row, so rows repeat
-OPTIONS = {"leaky_relu": {"slope": 0.2}, "dropout": {"p": 0.5}, "embedding": {"dim": 2},
-           # out = x + f(x) with a smooth f whose hidden width (4) differs from D, so no weight is square
-           "residual": {"layers": [{"type": "linear", "units": 4}, {"type": "tanh"}, {"type": "linear"}]}}
 NOTES = (f"inputs are drawn at least {KINK_MARGIN} away from 0, the kink of relu and leaky_relu",
          f"embedding looks up indices in 0..{VOCAB - 1}, each row of x holding one index twice, so rows of W "
          "add gradients from several positions; its input, integer indices, has no gradient (N/A)",
@@ -42,17 +37,18 @@ NOTES = (f"inputs are drawn at least {KINK_MARGIN} away from 0, the kink of relu
 
 def modes_of(layer_type: LayerType) -> tuple[str | None, ...]:
     """The modes a layer type is checked in: train and eval where they differ, else one."""
-    return ("train", "eval") if layer_type.cls.modes_differ else (None,)
+    return ("train", "eval") if layer_type.modes_differ else (None,)
 
 
-MODES = {name: modes_of(t) for name, t in LAYERS.items() if t.cls.modes_differ}  # the built-ins with two
+MODES = {name: modes_of(t) for name, t in LAYERS.items() if t.modes_differ}  # the built-ins with two
 
 
 def builtin_layer(name: str, width: int, rng: np.random.Generator):
     """A float64 layer of registered type ``name`` for ``width`` input features, its parameters
     and running statistics moved off their initial values."""
-    layer = LAYERS[name].build(OPTIONS.get(name, {}), width, np.random.default_rng(rng.integers(2**32)),
-                               np.float64, output_width=OUTPUT_WIDTH, vocab=VOCAB)
+    layer_type = LAYERS[name]
+    how = Build(np.random.default_rng(rng.integers(2**32)), np.float64, vocab=VOCAB)
+    layer = build_layer(layer_type, layer_type.check.options if layer_type.check else {}, width, how, OUTPUT_WIDTH)
     for k, p in layer.params.items():
         layer.params[k] = p + rng.normal(size=p.shape) * 0.5
     if "running_var" in layer.buffers:
@@ -89,7 +85,7 @@ def builtin_cases(layer_shapes, seed: int):
         rng = layer_rng(seed, name)
         for n, d in layer_shapes:
             for mode in modes_of(layer_type):
-                if mode == "train" and n < layer_type.cls.min_train_rows:
+                if mode == "train" and n < layer_type.min_train_rows:
                     continue
                 label = f"{name} x({n}, {d})" + (f" {mode}" if mode else "")
                 try:
@@ -97,7 +93,7 @@ def builtin_cases(layer_shapes, seed: int):
                 except Exception as e:  # a user's type (--import) whose constructor or config() fails
                     yield label, e, None, mode
                     continue
-                x = (repeated_indices(rng, n, d) if layer_type.cls.takes_indices
+                x = (repeated_indices(rng, n, d) if layer_type.takes_indices
                      else away_from_kinks(rng.normal(size=(n, d)) * 2))  # (N, D)
                 yield label, layer, x, mode
 
@@ -106,7 +102,7 @@ def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -
     """Check every registered layer type and every loss in LOSSES.
 
     Inputs: layer_shapes, the (N, D) inputs each layer is checked on; loss_shapes, name ->
-    (N, K) logits (LOSS_SHAPES by default); settings as for ``check_layer`` (seed draws every
+    (N, K) logits (by default each loss's ``check_shapes``); settings as for ``check_layer`` (seed draws every
     input, parameter and upstream gradient).
     Returns: a SuiteReport, one check per layer, shape and mode, then one per loss and shape.
     """
@@ -119,7 +115,7 @@ def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -
             reports.append(check_layer(layer, x, mode=mode, label=label, **settings))
         except Exception as e:  # its forward or backward raised (a user's type, --import)
             reports.append(crashed(label, "checked", e))
-    for name, shapes in (loss_shapes or LOSS_SHAPES).items():
+    for name, shapes in (loss_shapes or {name: spec.check_shapes for name, spec in LOSSES.items()}).items():
         rng = layer_rng(settings.get("seed", 0), name)
         for n, k in shapes:
             logits = rng.normal(size=(n, k)) * LOGIT_SCALE  # (N, K)

@@ -10,8 +10,9 @@ import inspect
 import numpy as np
 
 from ..config import load_config
+from ..core import Layer
 from ..errors import ConfigError, GradcheckError, LayerError, UserCodeError
-from ..layers.base import Layer
+from ..layers.registry import Build, build_layer
 from ..layers.user_modules import declared_type, import_module
 from ..training.experiment import prepare
 from .check import (
@@ -77,8 +78,7 @@ def _build_for_width(cls: type, name: str, module: str, width: int, source: str)
     """The layer of class ``cls`` a config would build for ``width`` input features."""
     try:
         layer_type = declared_type(name, cls, module)
-        layer = layer_type.build({}, width, np.random.default_rng(0), np.float64, output_width=width + 1,
-                                 where=source)
+        layer = build_layer(layer_type, {}, width, Build(np.random.default_rng(0), np.float64), width + 1, source)
     except (LayerError, ConfigError) as e:
         raise GradcheckError(f"{source}: {e}" if not str(e).startswith(source) else str(e)) from None
     except Exception as e:

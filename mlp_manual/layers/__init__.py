@@ -1,22 +1,26 @@
-"""Built-in layers, and the registry of layer types by config name (``registry.LAYERS``)."""
+"""Layer types: the table of every built-in type (types.py), the registry that builds layers
+from config specs (registry.py), and a user's own types (user_modules.py). The layer classes
+themselves are in ``mlp_manual/core/``."""
 
-from .activations import (
-           GELU,
-           Identity,
-           LeakyReLU,
-           ReLU,
-           Sigmoid,
-           Softmax,
-           Tanh,
-           sigmoid,
+from ..core import (
+    GELU,
+    BatchNorm1d,
+    Dropout,
+    Embedding,
+    Identity,
+    Layer,
+    LayerNorm,
+    LeakyReLU,
+    Linear,
+    ReLU,
+    Residual,
+    RMSNorm,
+    Sigmoid,
+    Softmax,
+    Tanh,
+    sigmoid,
 )
-from .base import Layer
-from .dropout import Dropout
-from .embedding import Embedding
-from .linear import Linear
-from .normalization import BatchNorm1d, LayerNorm, RMSNorm
 from .registry import LAYER_TYPES, LAYERS
-from .residual import Residual
 
 __all__ = ["Layer", "Linear", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Identity", "Softmax",
            "Dropout", "LayerNorm", "RMSNorm", "BatchNorm1d", "Residual", "Embedding", "LAYER_TYPES", "LAYERS",

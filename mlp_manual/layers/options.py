@@ -10,8 +10,8 @@ never written in a config (the data and the layer before fix them), only stored 
 
 from typing import ClassVar
 
+from ..core.init import init_names
 from ..errors import ConfigError
-from ..init import init_names
 from ..options import COUNT, Kind, OneOf, Option
 
 INIT = OneOf(init_names)  # a weight initialiser's name
@@ -40,6 +40,10 @@ class Widths:
         """The output width a layer built with the width arguments ``kwargs`` must give, when the
         rule fixes one (``out_features``); None when the layer decides."""
         return None
+
+    def width_after(self, layer, width: int) -> int:
+        """The features ``layer`` (of a built-in type with this rule) gives for ``width`` in."""
+        return width
 
 
 class KeepWidth(Widths):
@@ -76,6 +80,9 @@ class UnitsWidth(Widths):
     def output(self, kwargs):
         return kwargs["out_features"]
 
+    def width_after(self, layer, width):
+        return layer.out_features
+
 
 class TableWidth(Widths):
     """Embedding tables: ``vocab`` rows, one per token of the data's vocabulary; ``context`` is
@@ -94,6 +101,9 @@ class TableWidth(Widths):
         if "dim" not in spec:
             raise ConfigError(f"{type_name} needs 'dim', the size of each character's vector (e.g. dim: 10)")
         return {"vocab": vocab, "context": width, "dim": spec["dim"]}
+
+    def width_after(self, layer, width):
+        return layer.context * layer.dim
 
 
 KEEP, FEATURES, UNITS, TABLE = KeepWidth(), FeaturesWidth(), UnitsWidth(), TableWidth()

@@ -1,114 +1,133 @@
-"""The layer registry: for every layer type, its config name, its class, the options a config
-may set with their kinds and ranges, its width rule, and how it is built.
-
-Config validation (``check_spec``), ``build_model`` (through ``build_layers``), the model-file
-loader, the gradient checker's built-in suite and ``Model.spec`` all ask this table. A new
-built-in layer type is its class, which names itself (``type_name`` and its options, in
-layers/base.py), found here in the package's modules; ``register`` adds a type at run time,
-and ``user_modules.declared_type`` makes the entry of a user's class from its constructor (``--import``). An
-option of kind ``LAYER_LIST`` holds nested layer specs (a residual block's), checked, built and
-described like the model's own.
+"""The registry of layer types by config name: the built-in rows of the table (types.py), and
+the types registered at run time (``register``; a user's module with ``--import``, through
+``user_modules.declared_type``). Config validation (``check_spec``), building
+(``build_layers``, ``build_layer``), the model-file loader (``make_layer``) and ``Model.spec``
+ask it. An option of kind ``LAYER_LIST`` holds nested layer specs (a residual block's), checked,
+built and described like the model's own.
 """
 
-import importlib
-import pkgutil
+import functools
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
-from ..errors import ConfigError, LayerError, did_you_mean, short_repr, shown_key, what_was_raised
-from ..options import Option
+import numpy as np
+
+from ..core import Layer
+from ..errors import (
+    ConfigError,
+    LayerError,
+    did_you_mean,
+    short_repr,
+    shown_key,
+    what_was_raised,
+)
 from . import user_checks
-from .base import Layer
-from .options import KEEP, LAYER_LIST, MAX_NESTING, LayerList, Widths  # noqa: F401 (the kind of nested layers)
+from .options import MAX_NESTING
+from .types import BUILTINS, LayerType
+
+__all__ = ["LayerType", "LAYERS", "LAYER_TYPES", "Build", "register", "unregister", "build_layers", "build_layer",
+           "make_layer", "type_of", "output_width", "check_spec"]
+
+
+def make_layer(layer_type: LayerType, kwargs: dict, rng, dtype):
+    """The layer of ``layer_type`` from constructor arguments (widths and options), handed rng and
+    dtype if it wants them."""
+    extra = {k: v for k, v in (("rng", rng), ("dtype", dtype)) if k in layer_type.wants}
+    if layer_type.module is None:
+        return layer_type.cls(**kwargs, **extra)
+    try:  # a user's constructor may raise anything; say so in one line
+        layer = layer_type.cls(**kwargs, **extra)
+    except Exception as e:
+        args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+        raise LayerError(f"{layer_type.cls.__name__}({args}) raised {what_was_raised(e)}") from e
+    user_checks.check_constructed(layer, layer_type.widths.output(kwargs), kwargs.get(layer_type.widths.input))
+    return layer
 
 
 @dataclass(frozen=True)
-class LayerType:
-    """One layer type. ``options``: what a config may set besides widths, in the order messages
-    list them; ``widths``: its width rule; ``wants``: which of ``rng`` and ``dtype`` its
-    constructor takes; ``module``: the user's module that declared it (None for a built-in)."""
+class Build:
+    """What the layers of a model are built with: the generator their weights are drawn from,
+    their dtype, model-wide values for options a spec omits (``init``), and the size of the
+    data's vocabulary (text data: the rows of a first embedding's table)."""
 
-    name: str
-    cls: type
-    options: dict[str, Option] = field(default_factory=dict)
-    widths: Widths = KEEP
-    wants: tuple[str, ...] = ()
-    module: str | None = None
-
-    @property
-    def config_options(self) -> dict[str, Option]:
-        """Options a config spec may set: the width rule's own (``units``), then the type's."""
-        return {**self.widths.options, **self.options}
-
-    def make(self, kwargs: dict, rng, dtype):
-        """The layer from constructor arguments (widths and options), handed rng and dtype if it
-        wants them."""
-        extra = {k: v for k, v in (("rng", rng), ("dtype", dtype)) if k in self.wants}
-        if self.module is None:
-            return self.cls(**kwargs, **extra)
-        try:  # a user's constructor may raise anything; say so in one line
-            layer = self.cls(**kwargs, **extra)
-        except Exception as e:
-            args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-            raise LayerError(f"{self.cls.__name__}({args}) raised {what_was_raised(e)}") from e
-        user_checks.check_constructed(layer, self.widths.output(kwargs), kwargs.get(self.widths.input))
-        return layer
-
-    def build(self, spec: dict, width: int, rng, dtype, output_width: int | None = None,
-              defaults: dict | None = None, where: str = "layer", vocab: int | None = None):
-        """The layer a config spec (``{"type": "linear", "units": 8}``) describes, for ``width``
-        input features. ``output_width`` goes to the model's last output-sizing layer;
-        ``defaults`` are model-wide values (``init``) for options the spec omits, of this type
-        and of the layers nested in it; ``vocab`` is the data's vocabulary size (text data).
-        A ConfigError starts with ``where`` (``model.layers[1]``)."""
-        options = {k: v for k, v in spec.items() if k != "type" and k not in self.widths.options}
-        for k, v in options.items():
-            if self.options[k].kind.holds_layers:  # inner layers: as wide at both ends as the block
-                options[k] = build_layers(v, width, rng, dtype, width, defaults, f"{where}.{k}", nested=True)[0]
-        filled = {k: v for k, v in (defaults or {}).items() if k in self.options and k not in options}
-        try:
-            kwargs = {**self.widths.kwargs(self.name, spec, width, output_width, vocab), **filled, **options}
-            layer = self.make(kwargs, rng, dtype)
-            if self.module is not None:
-                self.check_config(layer, kwargs)
-            layer.output_width(width)  # a block refuses a width its inner layers do not give back
-        except ConfigError as e:
-            raise ConfigError(f"{where}: {e}") from None
-        except LayerError as e:
-            raise ConfigError(f"{where} ({self.name}): {e}") from None
-        return layer
-
-    def check_config(self, layer, kwargs: dict) -> None:
-        """LayerError unless ``layer.config()`` gives back the constructor arguments ``kwargs`` it
-        was built with, and only arguments of this type, so that a saved model rebuilds it (a
-        user's class may not; the built-ins' tests check theirs)."""
-        config, known = layer.config(), {*self.widths.names, *self.options}
-        if not set(config) <= known or any(k not in config or config[k] != v for k, v in kwargs.items()):
-            raise LayerError(f"{type(layer).__name__}.config() returns {config!r}; it must return the constructor "
-                             f"arguments the layer was built with, {kwargs!r}, from which a saved model rebuilds it")
+    rng: object
+    dtype: object = np.float32
+    defaults: dict = field(default_factory=dict)
+    vocab: int | None = None
 
 
-def build_layers(specs: list[dict], width: int, rng, dtype, output_width: int | None = None,
-                 defaults: dict | None = None, where: str = "model.layers",
-                 vocab: int | None = None, nested: bool = False) -> tuple[list, int]:
-    """The layers checked config specs describe, ``width`` features flowing into the first; the
-    last output-sizing one may leave its width to ``output_width``. ``vocab``: the size of the
-    data's vocabulary when the data is text (the first layer then takes its indices); ``nested``:
-    the layers are inside a block. Returns the layers and the width they give. Errors name
-    ``<where>[<index>]``."""
+def build_layer(layer_type: LayerType, spec: dict, width: int, how: Build, output: int | None = None,
+                where: str = "layer"):
+    """The layer a config spec (``{"type": "linear", "units": 8}``) of ``layer_type`` describes,
+    for ``width`` input features, built as ``how`` says; ``output`` (the width the loss needs)
+    goes to the model's last output-sizing layer. A ConfigError starts with ``where``
+    (``model.layers[1]``)."""
+    options = {k: v for k, v in spec.items() if k != "type" and k not in layer_type.widths.options}
+    for k, v in options.items():
+        if layer_type.options[k].kind.holds_layers:  # inner layers: as wide at both ends as the block
+            options[k] = build_layers(v, width, replace(how, vocab=None), width, f"{where}.{k}", nested=True)[0]
+    filled = {k: v for k, v in how.defaults.items() if k in layer_type.options and k not in options}
+    try:
+        kwargs = {**layer_type.widths.kwargs(layer_type.name, spec, width, output, how.vocab), **filled, **options}
+        layer = make_layer(layer_type, kwargs, how.rng, how.dtype)
+        if layer_type.module is not None:
+            check_config(layer_type, layer, kwargs)
+        output_width(layer, width)  # a block refuses a width its inner layers do not give back
+    except ConfigError as e:
+        raise ConfigError(f"{where}: {e}") from None
+    except LayerError as e:
+        raise ConfigError(f"{where} ({layer_type.name}): {e}") from None
+    return layer
+
+
+def check_config(layer_type: LayerType, layer, kwargs: dict) -> None:
+    """LayerError unless ``layer.config()`` gives back the constructor arguments ``kwargs`` it was
+    built with, and only arguments of this type, so that a saved model rebuilds it (a user's
+    class may not; the built-ins' tests check theirs)."""
+    config, known = layer.config(), {*layer_type.widths.names, *layer_type.options}
+    if not set(config) <= known or any(k not in config or config[k] != v for k, v in kwargs.items()):
+        raise LayerError(f"{type(layer).__name__}.config() returns {config!r}; it must return the constructor "
+                         f"arguments the layer was built with, {kwargs!r}, from which a saved model rebuilds it")
+
+
+def output_width(layer, width: int) -> int:
+    """The features ``layer`` gives for ``width`` in: its type's width rule says, a user's layer
+    its own ``output_width`` when it has one, and a block its inner layers, which must give the
+    width back (LayerError otherwise)."""
+    inner = layer.sublayers()
+    if inner:
+        out = width
+        for sub in inner:
+            out = output_width(sub, out)
+        if out != width:
+            raise LayerError(f"the inner layers map {width} features to {out}; out = x + f(x) needs f(x) as wide "
+                             f"as x: give the last inner layer {width} units (or leave its units out)")
+        return width
+    t = type_of(layer)
+    if t is not None and t.module is None:
+        return t.widths.width_after(layer, width)
+    own = getattr(layer, "output_width", None)
+    return own(width) if own is not None else width
+
+
+def build_layers(specs: list[dict], width: int, how: Build, output: int | None = None,
+                 where: str = "model.layers", nested: bool = False) -> tuple[list, int]:
+    """The layers checked config specs describe, ``width`` features flowing into the first, built
+    as ``how`` says (its vocabulary is the first layer's); the last output-sizing one may leave its
+    width to ``output``. ``nested``: the layers are inside a block. Returns the layers and the
+    width they give. Errors name ``<where>[<index>]``."""
     last = output_layer(specs)
     layers = []
     for i, spec in enumerate(specs):
         layer_type = _TYPES[spec["type"]]
-        if layer_type.cls.takes_indices and (i > 0 or nested):
+        if layer_type.takes_indices and (i > 0 or nested):
             raise ConfigError(f"{where}[{i}]: {layer_type.name} takes integer indices, which only the data gives: "
                               "it must be the model's first layer")
-        layer = layer_type.build(spec, width, rng, dtype, output_width if i == last else None,
-                                 defaults, f"{where}[{i}]", vocab if i == 0 else None)
+        layer = build_layer(layer_type, spec, width, how if i == 0 else replace(how, vocab=None),
+                            output if i == last else None, f"{where}[{i}]")
         layers.append(layer)
-        width = layer.output_width(width)
+        width = output_width(layer, width)
     return layers, width
 
 
@@ -148,6 +167,26 @@ def names_code(name) -> str | None:
 def type_of(layer) -> LayerType | None:
     """The registered type whose class ``layer`` is an instance of (exactly), or None."""
     return next((t for t in _TYPES.values() if type(layer) is t.cls), None)
+
+
+def row_of(layer) -> LayerType:
+    """The row of ``layer``'s type: its registered type's, or for a layer of a class no type names
+    (a user's layer built by hand in a script) one read from the class: its formulas (its
+    ``forward_formula`` and ``backward_formulas``, or its ``# fwd:`` comments) and what its class
+    attributes say, and no other part."""
+    t = type_of(layer)
+    return t if t is not None else _unregistered(type(layer))
+
+
+@functools.lru_cache(maxsize=None)
+def _unregistered(cls: type) -> LayerType:
+    return LayerType(cls.__name__, cls, modes_differ=getattr(cls, "modes_differ", False),
+                     min_train_rows=getattr(cls, "min_train_rows", 1), takes_indices=getattr(cls, "takes_indices", False))
+
+
+def units_of(layer):
+    """What diagnostics count in ``layer``'s output (types.Units: dead or saturated units), or None."""
+    return row_of(layer).units
 
 
 def layer_spec(layer) -> dict:
@@ -242,22 +281,5 @@ class _Classes(Mapping):
 
 LAYER_TYPES: Mapping[str, type] = _Classes()
 
-def builtin_types() -> list[LayerType]:
-    """The layer types of this package, by name: every ``Layer`` subclass in a module of
-    ``mlp_manual/layers`` that names its type (``type_name``, with its options, width rule and
-    wants beside it in the class), so that a new layer type is its module alone. The modules
-    named ``user_*`` are not searched: they load and check users' layers, above this registry."""
-    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        if not module.name.startswith("user_"):
-            importlib.import_module(f"{__package__}.{module.name}")
-    found, todo = [], [Layer]
-    while todo:
-        cls = todo.pop()
-        todo += cls.__subclasses__()
-        if vars(cls).get("type_name") and cls.__module__.startswith(f"{__package__}."):
-            found.append(LayerType(cls.type_name, cls, cls.type_options, cls.type_widths, cls.type_wants))
-    return sorted(found, key=lambda t: t.name)
-
-
-for _builtin in builtin_types():
+for _builtin in BUILTINS.values():
     register(_builtin)

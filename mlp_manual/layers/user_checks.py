@@ -15,7 +15,6 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import LayerError, MLPManualError, UserCodeError, what_was_raised
-from .base import Layer
 
 BASE_ATTRIBUTES = ("params", "grads", "buffers", "training")  # what Layer.__init__ sets
 PROBE_ROWS = 8  # rows of the batch a model's user layers are tried on
@@ -31,7 +30,7 @@ def check_constructed(layer, implied_width: int | None, width: int | None) -> No
                          f"{', '.join(missing)}; call it first in __init__")
     if implied_width is None or width is None:
         return
-    if type(layer).output_width is Layer.output_width:
+    if not hasattr(layer, "output_width"):
         raise LayerError(f"{name} takes in_features and out_features but defines no output_width(width), so the "
                          f"layers after it would get {width} features instead of {implied_width}; define "
                          "output_width(self, width) to return self.out_features (or what your forward gives)")
@@ -44,10 +43,11 @@ def check_constructed(layer, implied_width: int | None, width: int | None) -> No
                          f"out_features={implied_width}; it must return the width its forward gives")
 
 
-def probe(model, x: np.ndarray, users_type: Callable[[object], str | None]) -> None:
+def probe(model, x: np.ndarray, users_type: Callable[[object], str | None], rows: int = 1) -> None:
     """Try the layers of ``model`` for which ``users_type(layer)`` gives a type name (a user's;
     None for a built-in), inside the model, on the first PROBE_ROWS rows of ``x`` (N, D): forward
-    and backward in training mode, forward in evaluation mode. A copy of the model runs, so the
+    and backward in training mode (when ``x`` has the ``rows`` its layers need), forward in
+    evaluation mode. A copy of the model runs, so the
     model, its random generators and its statistics are left as they were. UserCodeError, naming
     the layer and its type, when one raises or returns something other than the contract says."""
     if not any(users_type(layer) for _, layer in model.named_layers()):
@@ -60,7 +60,6 @@ def probe(model, x: np.ndarray, users_type: Callable[[object], str | None]) -> N
         if type_name := users_type(layer):
             _watch(layer, f"{name} ({type_name})")
     x = x[:PROBE_ROWS]
-    rows = max([getattr(layer, "min_train_rows", 1) for _, layer in copied.named_layers()] + [1])
     if len(x) >= rows:
         copied.train()
         out = copied.forward(x)
@@ -76,7 +75,8 @@ def _watch(layer, what: str) -> None:
     def checked_forward(x):
         out = _call(forward, x, what, "forward")
         try:
-            width = layer.output_width(x.shape[1])
+            own = getattr(layer, "output_width", None)  # without one, a layer keeps the width
+            width = own(x.shape[1]) if own is not None else x.shape[1]
         except Exception as e:
             raise UserCodeError(f"{what}: output_width({x.shape[1]}) raised {what_was_raised(e)}") from e
         _check_array(out, (len(x), width), x.dtype, what, "forward returned", f"its input of shape {x.shape}",

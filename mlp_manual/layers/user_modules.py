@@ -16,11 +16,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
+from ..core import Layer
 from ..errors import LayerError, UserCodeError, what_was_raised
 from ..options import option_like
-from .base import Layer
 from .options import FEATURES, KEEP, UNITS
 from .registry import LAYERS, LayerType, register, type_of, unregister
+from .types import Units
 from .user_checks import probe
 
 
@@ -109,13 +110,17 @@ def declared_type(name: str, cls: type, module: str) -> LayerType:
         if options[n] is None:
             raise LayerError(f"{name}: the constructor argument {n!r} has the default {p.default!r}; an option's "
                              "default must be a number, a string, true or false, or None")
-    return LayerType(name, cls, options, widths, wants, module)
+    state = getattr(cls, "unit_state", None)  # "dead" or "saturated", with a stuck(out) of its own
+    units = Units(state, lambda layer, out: layer.stuck(out)) if state else None
+    return LayerType(name, cls, options, widths, wants, module, units=units,
+                     modes_differ=getattr(cls, "modes_differ", False), min_train_rows=getattr(cls, "min_train_rows", 1))
 
 
 def check_user_layers(model, x) -> None:
     """Try the model's layers of a user's types once on the first rows of ``x`` (N, D), before a
     command does its work (``user_checks.probe``); UserCodeError names the layer and its type."""
-    probe(model, x, users_type)
+    rows = max([t.min_train_rows for _, layer in model.named_layers() if (t := type_of(layer))] + [1])
+    probe(model, x, users_type, rows)
 
 
 def users_type(layer) -> str | None:

@@ -9,7 +9,15 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 
 from .png import save
-from .style import TITLE_Y, distinct_colors, epoch_axis, legend_outside, log_axis, new_figure, zoom_accuracy
+from .style import (
+    TITLE_Y,
+    distinct_colors,
+    epoch_axis,
+    legend_outside,
+    log_axis,
+    new_figure,
+    zoom_accuracy,
+)
 
 
 def log_scale(metric: str, values) -> bool:

@@ -15,12 +15,14 @@ import numpy as np
 
 from ..errors import ModelFileError
 from ..files import read_npz, write_npz
+from ..layers.options import MAX_NESTING
 from ..layers.registry import (
     LAYERS,
-    MAX_NESTING,
     LayerType,
     input_width,
+    make_layer,
     names_code,
+    output_width,
 )
 from ..model import Model
 from ..options import is_integer
@@ -128,10 +130,10 @@ def _rebuild(i: str, layer_spec, arrays: dict[str, np.ndarray], path, dtype):
                 raise ModelFileError(f"{path}: layer {i} ({layer_type.name}) nests layers more than {MAX_NESTING} deep")
             kwargs[k] = [_rebuild(f"{i}.{j}", inner, arrays, path, dtype) for j, inner in enumerate(v)]
     try:
-        layer = layer_type.make(kwargs, np.random.default_rng(0), dtype)
+        layer = make_layer(layer_type, kwargs, np.random.default_rng(0), dtype)
         width = input_width(layer)
         if width is not None:
-            layer.output_width(width)  # a block refuses inner layers that do not give its width back
+            output_width(layer, width)  # a block refuses inner layers that do not give its width back
     except (TypeError, ValueError) as e:
         raise ModelFileError(f"{path}: layer {i} ({layer_type.name}) cannot be rebuilt: {e}") from None
     return layer

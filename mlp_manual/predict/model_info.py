@@ -13,6 +13,7 @@ from ..datasets.dataset import Dataset, Preprocessing
 from ..datasets.split_record import SplitRecord
 from ..datasets.vocabulary import Vocabulary
 from ..errors import ModelFileError
+from ..layers.registry import row_of
 from ..losses import LOSSES
 from ..model import Model
 from ..options import is_integer
@@ -137,7 +138,7 @@ def info_from_spec(spec: dict, model: Model, path) -> ModelInfo:
         except ValueError as e:
             raise damaged("vocabulary", str(e)) from None
         first = model.layers[0] if model.layers else None
-        rows = first.config().get("vocab") if first is not None and first.takes_indices else None
+        rows = first.config().get("vocab") if first is not None and row_of(first).takes_indices else None
         if task != "classification" or outputs != vocabulary.size or rows != vocabulary.size:
             raise damaged("vocabulary", f"expected {outputs - 1} characters, one per output but the boundary's, "
                                         "and an embedding with a row for each")

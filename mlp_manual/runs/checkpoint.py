@@ -14,6 +14,7 @@ import numpy as np
 from ..datasets.split_record import SplitRecord
 from ..errors import DataError, ModelFileError, short_repr
 from ..files import read_npz, write_npz
+from ..optimizers import load_state_arrays, row_of, state_arrays, used_slots
 from ..training.early_stopping import EarlyStopping
 from ..training.epoch_position import EpochPosition
 from ..training.history import History
@@ -36,7 +37,7 @@ def save_checkpoint(path: str | os.PathLike, trainer: Trainer, split: SplitRecor
     """Write the trainer's complete state to ``path`` atomically, with the ``split`` record of the
     data it trains on (``refuse_other_data`` compares it on resume)."""
     arrays = {f"model/{k}": v for k, v in trainer.model.state().items()}
-    arrays.update({f"optim/{k}": v for k, v in trainer.optimizer.state_arrays().items()})
+    arrays.update({f"optim/{k}": v for k, v in state_arrays(trainer.optimizer).items()})
     meta = {
         "format": FORMAT,
         "epoch": trainer.epoch,
@@ -115,7 +116,7 @@ def _check_arrays(trainer: Trainer, meta: dict, arrays: dict, path) -> None:
     """The checkpoint's arrays are exactly those of the run's model and optimizer: every name,
     shape and dtype, finite values, and second moments that are not negative."""
     expected = trainer.model.state()
-    params = {name: p[k] for name, p, _, k in trainer.model.named_params()}
+    params = {name: p for name, p, _ in trainer.model.parameters()}
     optimizer = trainer.optimizer
     t = arrays.get("optim/t")
     if t is None or t.shape != () or t.dtype.kind not in "iu" or int(t) != meta["step"]:
@@ -124,7 +125,7 @@ def _check_arrays(trainer: Trainer, meta: dict, arrays: dict, path) -> None:
                              f"the checkpoint's step {short_repr(meta['step'])})")
     wanted = {f"model/{k}": v for k, v in expected.items()}
     wanted.update({f"best/{k}": v for k, v in expected.items() if meta["best"]})
-    wanted.update({f"optim/{s}/{k}": v for s in (optimizer.used_slots() if t > 0 else ()) for k, v in params.items()})
+    wanted.update({f"optim/{s}/{k}": v for s in (used_slots(optimizer) if t > 0 else ()) for k, v in params.items()})
     strange = [k for k in arrays if k not in wanted and k not in ("optim/t", "epoch_order")]
     foreign = [k for k in strange if k.startswith("optim/") and k.split("/")[1] not in optimizer.slots]
     if foreign:
@@ -145,7 +146,7 @@ def _check_arrays(trainer: Trainer, meta: dict, arrays: dict, path) -> None:
                                  f"({name}: {None if a is None else a.shape} vs {like.shape})")
         if a.dtype != like.dtype or not np.all(np.isfinite(a)):
             raise ModelFileError(f"{path}: damaged checkpoint ({name} is not finite {like.dtype})")
-        if name.split("/")[1] in optimizer.non_negative and np.any(a < 0):
+        if name.split("/")[1] in row_of(optimizer).non_negative and np.any(a < 0):
             raise ModelFileError(f"{path}: damaged checkpoint ({name}, a running average of squares, "
                                  "has negative entries)")
 
@@ -224,7 +225,7 @@ def restore(trainer: Trainer, ckpt: dict, path, n_train: int | None = None, vali
     _check_generators(trainer, meta, path)
     expected = trainer.model.state()
     trainer.model.load_state({k: arrays[f"model/{k}"] for k in expected})
-    trainer.optimizer.load_state_arrays({k[6:]: v for k, v in arrays.items() if k.startswith("optim/")})
+    load_state_arrays(trainer.optimizer, {k[6:]: v for k, v in arrays.items() if k.startswith("optim/")})
     trainer.epoch, trainer.step_count = meta["epoch"], meta["step"]
     trainer.history = History({k: list(v) for k, v in meta["history"].items()})
     trainer.early_stopping.load_state(meta, arrays)

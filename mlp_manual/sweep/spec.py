@@ -27,7 +27,14 @@ from pathlib import Path
 from ..config import Config
 from ..config.bounded_yaml import read_yaml
 from ..config.yaml_file import config_from_document, paths_from_folder
-from ..errors import ConfigError, did_you_mean, reads_as_key, short_repr, shown_key, unknown_keys
+from ..errors import (
+    ConfigError,
+    did_you_mean,
+    reads_as_key,
+    short_repr,
+    shown_key,
+    unknown_keys,
+)
 from ..losses import LOSSES
 from ..options import FOLDER_NAME, Kind, Option, is_integer
 from .storage import database_url

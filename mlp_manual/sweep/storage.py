@@ -134,7 +134,9 @@ class StudyStorage:
         self._lock_file = Path(url.split("///", 1)[1] + ".budget.lock") if scheme(url) == "sqlite" else None
         with self.budget_lock("mlp-sweep schema"):
             try:
-                from optuna.storages._cached_storage import _CachedStorage  # what optuna wraps an RDBStorage in
+                from optuna.storages._cached_storage import (
+                    _CachedStorage,  # what optuna wraps an RDBStorage in
+                )
 
                 inner = _CachedStorage(optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True,
                                                                                       **connect_args(url)}))

@@ -28,7 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import dump_config, with_absolute_paths
-from ..errors import MachineError, MLPManualError, TrainingDiverged, TrainingInterrupted, what_was_raised
+from ..errors import (
+    MachineError,
+    MLPManualError,
+    TrainingDiverged,
+    TrainingInterrupted,
+    what_was_raised,
+)
 from ..runs.metrics import read_metrics
 from ..runs.run import resume_run, train_run
 from .folder import foreign_run

@@ -25,7 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..optimizers import is_weight_matrix, l2_norm
+from ..core import grad_norm
+from ..layers.registry import units_of
+from ..optimizers import is_weight_matrix
 from ..readable import readable
 from .diagnostics import forward_watched, unit_fraction
 
@@ -65,11 +67,11 @@ def gather(model, loss, X: np.ndarray, y: np.ndarray, lr: float, optimizer: str,
     stuck = {}
 
     def watch(i, layer, out):
-        state = getattr(layer, "unit_state", None)
-        if state == "dead":  # units zero for every row: a healthy ReLU layer has half its outputs at 0
-            stuck[f"layer {i} ({layer!r})"] = (state, unit_fraction(layer, out)[1])
-        elif state == "saturated":  # outputs beyond 0.99 of the range, where the gradient is almost 0
-            stuck[f"layer {i} ({layer!r})"] = (state, float(np.mean(layer.stuck(out))))
+        units = units_of(layer)
+        if units is not None and units.state == "dead":  # zero for every row: a healthy ReLU layer has half its outputs at 0
+            stuck[f"layer {i} ({layer!r})"] = (units.state, unit_fraction(layer, out)[1])
+        elif units is not None:  # saturated: beyond 0.99 of the range, where the gradient is almost 0
+            stuck[f"layer {i} ({layer!r})"] = (units.state, float(np.mean(units.stuck(layer, out))))
 
     try:
         with np.errstate(all="ignore"):
@@ -79,19 +81,19 @@ def gather(model, loss, X: np.ndarray, y: np.ndarray, lr: float, optimizer: str,
         for layer, mode in zip(model.layers, modes):
             layer.train(mode)
     grads, steps = {}, {}
-    for name, p, g, k in model.named_params():
-        if not is_weight_matrix(p[k]):
+    for name, p, g in model.parameters():
+        if not is_weight_matrix(p):
             continue
-        gn, wn = l2_norm(g[k]), l2_norm(p[k])
+        gn, wn = grad_norm([g]), grad_norm([p])
         grads[name] = gn
         if wn > 0:  # adaptive optimizers move each element by about lr; SGD by lr * g, momentum amplifying it
-            step = lr * math.sqrt(p[k].size) if optimizer in ADAPTIVE else lr * gn / (1 - momentum)
+            step = lr * math.sqrt(p.size) if optimizer in ADAPTIVE else lr * gn / (1 - momentum)
             steps[name] = step / wn
     scale = None
     if regression_targets is not None:
         t = np.asarray(regression_targets, dtype=np.float64)
         scale = (float(np.abs(t.mean(axis=0)).max()), float(t.std(axis=0).max()))
-    kinds = tuple(type(layer).__name__.lower() for layer in model.layers if getattr(layer, "unit_state", None))
+    kinds = tuple(type(layer).__name__.lower() for layer in model.layers if units_of(layer))
     return Evidence(grads, steps, stuck, tuple(float(v) for v in losses), lr, scale, inputs_scaled, kinds)
 
 

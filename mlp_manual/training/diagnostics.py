@@ -17,9 +17,10 @@ from typing import Protocol
 
 import numpy as np
 
+from ..core import grad_norm
 from ..errors import TrainingWarning
+from ..layers.registry import units_of
 from ..optimizers import is_weight_matrix
-from ..optimizers import l2_norm as _norm
 
 
 def forward_watched(model, x: np.ndarray, watch) -> np.ndarray:
@@ -31,12 +32,16 @@ def forward_watched(model, x: np.ndarray, watch) -> np.ndarray:
 
 
 def unit_fraction(layer, out: np.ndarray) -> tuple[str, float] | None:
-    """("dead_fraction", f) or ("saturated_fraction", f), as the layer's ``unit_state`` says (the
+    """("dead_fraction", f) or ("saturated_fraction", f), as the layer type's ``units`` say (the
     ReLU family: dead; sigmoid and tanh: saturated): the fraction of units stuck for the whole batch."""
-    state = getattr(layer, "unit_state", None)
-    if state is None:
+    units = units_of(layer)
+    if units is None:
         return None
-    return f"{state}_fraction", float(np.mean(np.all(layer.stuck(out), axis=0)))
+    return f"{units.state}_fraction", float(np.mean(np.all(units.stuck(layer, out), axis=0)))
+
+
+def _norm(a: np.ndarray) -> float:
+    return grad_norm([a])
 
 
 def gradient_table(model, lr: float | None = None, before: dict | None = None) -> str:
@@ -46,16 +51,16 @@ def gradient_table(model, lr: float | None = None, before: dict | None = None) -
     given, else ||lr * grad|| / ||W|| when ``lr`` is, else ||grad|| / ||W||.
     """
     rows = [("tensor", "shape", "grad norm", "param norm", "ratio", "status")]
-    for name, p, g, k in model.named_params():
-        gn, pn = _norm(g[k]), _norm(p[k])
+    for name, p, g in model.parameters():
+        gn, pn = _norm(g), _norm(p)
         if before is not None:
-            num = _norm(p[k] - before[name])
+            num = _norm(p - before[name])
         else:
             num = gn * (lr if lr is not None else 1.0)
         ratio = num / pn if pn > 0 else float("inf")
         status = ("NON-FINITE" if not np.isfinite(gn) else "VANISHING" if pn > 0 and gn / pn < 1e-7
                   else "ok")
-        rows.append((name, "x".join(map(str, p[k].shape)), f"{gn:.3e}", f"{pn:.3e}", f"{ratio:.2e}", status))
+        rows.append((name, "x".join(map(str, p.shape)), f"{gn:.3e}", f"{pn:.3e}", f"{ratio:.2e}", status))
     widths = [max(len(r[c]) for r in rows) for c in range(6)]
     lines = ["  ".join(v.ljust(w) if c in (0, 1, 5) else v.rjust(w) for c, (v, w) in enumerate(zip(r, widths)))
              .rstrip() for r in rows]
@@ -130,10 +135,10 @@ class Recorder:
         """Gradient and weight norms and update ratios after an optimizer step; ``before`` holds
         the parameters as they were before it."""
         matrices = {}
-        for name, p, g, k in model.named_params():
+        for name, p, g in model.parameters():
             i = int(name.split(".")[1])
-            gn, pn = _norm(g[k]), _norm(before[name])
-            ratio = _norm(p[k] - before[name]) / pn if pn > 0 else float("nan")
+            gn, pn = _norm(g), _norm(before[name])
+            ratio = _norm(p - before[name]) / pn if pn > 0 else float("nan")
             self.rows += [(step, i, name, "grad_norm", gn), (step, i, name, "weight_norm", pn),
                           (step, i, name, "update_ratio", ratio)]
             history = self.grad_history.setdefault(name, [])
@@ -148,7 +153,7 @@ class Recorder:
                 warnings.warn(TrainingWarning("exploding", f"EXPLODING step {step}: {name} gradient norm "
                                               f"{gn:.2e} is {why}"))
             history.append(gn)
-            if is_weight_matrix(p[k]):
+            if is_weight_matrix(p):
                 matrices[name] = gn
         self.compare_layers(step, matrices)
 

@@ -71,7 +71,7 @@ def prepare(cfg: Config) -> Experiment:
                           f"{len(data.X_train)} training samples of {label}")
     rows = cfg.training.batch_size // cfg.optimizer.accumulate  # the smallest micro-batch
     for spec in all_specs(cfg.model.layers):
-        if rows < (need := LAYERS[spec["type"]].cls.min_train_rows):
+        if rows < (need := LAYERS[spec["type"]].min_train_rows):
             raise ConfigError(f"{spec['type']} needs at least {need} rows per batch, but training.batch_size "
                               f"{cfg.training.batch_size} split over optimizer.accumulate {cfg.optimizer.accumulate} "
                               f"gives {rows}")
@@ -107,7 +107,7 @@ def check_indices(cfg: Config, data: Dataset, label: str) -> None:
     """ConfigError unless the model's first layer takes indices (an embedding) exactly when the
     data is text, whose inputs are character indices."""
     first = cfg.model.layers[0]["type"] if cfg.model.layers else None
-    takes_indices = first is not None and LAYERS[first].cls.takes_indices
+    takes_indices = first is not None and LAYERS[first].takes_indices
     if data.text and not takes_indices:
         raise ConfigError(f"{label} gives character indices (a context of {data.n_features} per example); the "
                           f"model's first layer must turn them into vectors, an embedding such as "

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import TrainingWarning
+from ..layers.registry import row_of
 from ..readable import readable
 from .diagnosis import INPUT_SCALE, PROBE_ROWS, Diagnosis, Evidence, diagnose, gather
 from .evaluation import class_labels, evaluate
@@ -59,7 +60,7 @@ class Baseline:
         splits = {s: (getattr(d, f"X_{s}"), getattr(d, f"y_{s}")) for s in ("train", "val")}
         splits = {s: xy for s, xy in splits.items() if xy[0] is not None and len(xy[0])}
         fresh = {s: evaluate(exp.model, loss, *xy)["loss"] for s, xy in splits.items()}
-        biased = any(getattr(layer, "modes_differ", False) for layer in exp.model.layers)
+        biased = any(row_of(layer).modes_differ for layer in exp.model.layers)
         mean_loss, chance = {}, {}
         if loss.classification:
             for s, (_, y) in splits.items():

@@ -14,16 +14,17 @@ from typing import NoReturn
 
 import numpy as np
 
+from ..core import Optimizer, clip_grad_norm, grad_norm
 from ..errors import DataError, TrainingDiverged, TrainingInterrupted
 from ..losses import LossSpec
 from ..model import Model
-from ..optimizers import Optimizer, clip_grad_norm, grad_norm, make_optimizer
 from ..schedules import Schedule
 from .allocator import keep_freed_memory
 from .diagnostics import Recorder, forward_watched, locate_nonfinite
 from .early_stopping import EarlyStopping, StopRule
 from .epoch_position import EpochPosition
 from .evaluation import count_correct, evaluate
+from .fast_paths import backward_without_data_grad, fast_optimizer
 from .history import History
 
 
@@ -89,7 +90,7 @@ class Trainer:
                  recorder: Recorder | None = None, on_step: StepCallback | None = None):
         self.model, self.loss, self.plan, self.rng = model, loss, plan, rng
         keep_freed_memory()  # a step's fresh arrays reuse the last step's memory (allocator.py)
-        self.optimizer: Optimizer = make_optimizer(plan.optimizer, plan.optimizer_options, plan.weight_decay)
+        self.optimizer: Optimizer = fast_optimizer(plan.optimizer, plan.optimizer_options, plan.weight_decay)
         self.on_epoch = on_epoch or (lambda row: None)
         self.on_checkpoint = on_checkpoint or (lambda: None)
         self.on_step = on_step or _no_report
@@ -129,17 +130,17 @@ class Trainer:
                 share = len(idx) / n
                 value, right = self._forward_backward(Xb[idx], yb[idx], watch if i == 0 else None, share)
                 total, correct = total + value * share, correct + right
-                grads = [g[k] for _, _, g, k in model.named_params()]
+                grads = [g for _, _, g in model.parameters()]
                 summed = [x.copy() for x in grads] if summed is None else [s + x for s, x in zip(summed, grads)]
-            for (_, _, g, k), s in zip(model.named_params(), summed):
-                g[k] = s
+            for (_, _, g), s in zip(model.parameters(), summed):
+                g[...] = s
         with np.errstate(over="ignore", invalid="ignore"):
-            norm = grad_norm(model)
+            norm = grad_norm(g for _, _, g in model.parameters())
         if not (np.isfinite(total) and np.isfinite(norm)):
             raise TrainingDiverged(self.step_count, locate_nonfinite(model, self.loss.fn, Xb, yb))
         if self.plan.clip_norm:
-            clip_grad_norm(model, self.plan.clip_norm, norm)
-        self.optimizer.step(model, lr)
+            clip_grad_norm([g for _, _, g in model.parameters()], self.plan.clip_norm, norm)
+        self.optimizer.step(model.parameters(), lr)
         self.step_count += 1
         return total, correct
 
@@ -150,7 +151,7 @@ class Trainer:
         value, dout = self.loss.fn(out, y)
         if share != 1.0:
             dout *= dout.dtype.type(share)
-        self.model.backward(dout, input_grad=False)
+        backward_without_data_grad(self.model, dout)
         return value, count_correct(self.loss, out, y) if self.loss.classification else 0
 
     def fit(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray | None = None,
@@ -203,7 +204,7 @@ class Trainer:
         step, every = self.step_count, self.plan.diagnostics_every or steps_per_epoch
         if self.recorder is None or (step + 1) % every != 0:
             return self.train_step(Xb, yb, lr)
-        before = {name: p[k].copy() for name, p, _, k in self.model.named_params()}
+        before = {name: p.copy() for name, p, _ in self.model.parameters()}
         result = self.train_step(Xb, yb, lr, self.recorder.record_activations(step))
         self.recorder.record_step(step, self.model, before)
         return result

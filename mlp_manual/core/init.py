@@ -1,7 +1,6 @@
-"""Weight initialisers for Linear layers.
+"""Weight initialisers: each draws a (fan_in, fan_out) matrix from the generator it is given.
 
-fan_in = input features, fan_out = output features; each returns a (fan_in, fan_out) array
-drawn from the generator it is given.
+fan_in = input features, fan_out = output features.
 
 | name           | distribution                          | suits            |
 |----------------|---------------------------------------|------------------|

@@ -1,26 +1,29 @@
-"""Float64 finite-difference checks of every built-in layer, plus closed-form checks."""
+"""The core's layers (mlp_manual/core/): a float64 finite-difference check of every gradient of
+every layer type in the table (layers/types.py), each built as the table's check case says, on a
+random upstream gradient; then closed-form checks of single layers."""
 
 import numpy as np
 import pytest
 from conftest import check_layer_gradients
 
-from mlp_manual.errors import LayerError
-from mlp_manual.layers import (
+from mlp_manual.core import (
     GELU,
     BatchNorm1d,
     Dropout,
-    Identity,
+    Embedding,
     LayerNorm,
     LeakyReLU,
     Linear,
     ReLU,
-    RMSNorm,
     Sigmoid,
     Softmax,
-    Tanh,
 )
+from mlp_manual.errors import LayerError
+from mlp_manual.gradcheck.suites import builtin_layer, repeated_indices
+from mlp_manual.layers.types import BUILTINS
 
 F64 = np.float64
+WIDTH = 4
 
 
 def away_from_zero(x):
@@ -28,38 +31,42 @@ def away_from_zero(x):
     return np.where(np.abs(x) < 0.1, x + np.sign(x + 1e-12) * 0.1, x)
 
 
-LAYERS = {
-    "linear": lambda rng: Linear(4, 3, rng=rng, dtype=F64),
-    "linear_nobias": lambda rng: Linear(4, 3, rng=rng, bias=False, dtype=F64),
-    "relu": lambda rng: ReLU(),
-    "leaky_relu": lambda rng: LeakyReLU(0.1),
-    "sigmoid": lambda rng: Sigmoid(),
-    "tanh": lambda rng: Tanh(),
-    "gelu": lambda rng: GELU(),
-    "identity": lambda rng: Identity(),
-    "softmax": lambda rng: Softmax(),
-    "dropout": lambda rng: Dropout(0.3, rng=np.random.default_rng(7)),
-    "layernorm": lambda rng: LayerNorm(4, dtype=F64),
-    "rmsnorm": lambda rng: RMSNorm(4, dtype=F64),
-    "batchnorm": lambda rng: BatchNorm1d(4, dtype=F64),
-}
+def table_layer(name: str, rng):
+    """A float64 layer of the table's type ``name`` for WIDTH features, built as its row's check
+    case says, its parameters and statistics moved off their initial values; ``linear_nobias``
+    is linear without b."""
+    if name == "linear_nobias":
+        return Linear(WIDTH, 3, rng=rng, bias=False, dtype=F64)
+    return builtin_layer(name, WIDTH, rng)
 
 
-@pytest.mark.parametrize("name", LAYERS)
+def table_input(name: str, rng, batch: int) -> np.ndarray:
+    """(batch, WIDTH) inputs for the layer: indices for a type that takes them, else numbers away
+    from the kinks at 0."""
+    if name in BUILTINS and BUILTINS[name].takes_indices:
+        return repeated_indices(rng, batch, WIDTH)
+    return away_from_zero(rng.normal(size=(batch, WIDTH)) * 2)
+
+
+CASES = sorted(BUILTINS) + ["linear_nobias"]
+
+
+@pytest.mark.parametrize("name", CASES)
 @pytest.mark.parametrize("batch", [1, 6])
 @pytest.mark.parametrize("training", [True, False])
 def test_layer_gradients_match_finite_differences(name, batch, training, rng):
-    if name == "batchnorm" and training and batch == 1:
-        pytest.skip("batch norm needs two rows to form batch statistics")
-    layer = LAYERS[name](rng)
+    row = BUILTINS.get(name)
+    if row is not None and training and batch < row.min_train_rows:
+        pytest.skip(f"{name} needs {row.min_train_rows} rows in training mode")
+    layer = table_layer(name, rng)
     layer.train(training)
-    for k in layer.params:  # move parameters off their initial ones and zeros
-        layer.params[k] = layer.params[k] + rng.normal(size=layer.params[k].shape) * 0.5
-    if name == "batchnorm":
-        layer.buffers["running_mean"] = rng.normal(size=4)
-        layer.buffers["running_var"] = rng.uniform(0.5, 2.0, size=4)
-    x = away_from_zero(rng.normal(size=(batch, 4)) * 2)
-    check_layer_gradients(layer, x, rng)
+    x = table_input(name, rng, batch)
+    errors = check_layer_gradients(layer, x, rng, indices=row is not None and row.takes_indices)
+    assert set(errors) == {*layer.params, *([] if row is not None and row.takes_indices else ["dx"])}
+
+
+def test_every_type_of_the_table_is_checked():
+    assert set(BUILTINS) <= set(CASES)
 
 
 def test_batchnorm_batch_of_one_in_training_is_a_clear_error():
@@ -67,10 +74,10 @@ def test_batchnorm_batch_of_one_in_training_is_a_clear_error():
         BatchNorm1d(3).forward(np.ones((1, 3), dtype=np.float32))
 
 
-@pytest.mark.parametrize("name", LAYERS)
+@pytest.mark.parametrize("name", CASES)
 def test_backward_before_forward_is_a_clear_error(name, rng):
     with pytest.raises(LayerError, match="backward called before forward"):
-        LAYERS[name](rng).backward(np.ones((2, 4)))
+        table_layer(name, rng).backward(np.ones((2, WIDTH)))
 
 
 def test_linear_gradients_on_a_hand_computed_2x2_case():
@@ -187,55 +194,43 @@ def test_repr_shows_the_configuration():
         "Linear(in_features=3, out_features=2, init='he_normal', bias=True)"
 
 
-@pytest.mark.parametrize("name", LAYERS)
+def as_float32(layer):
+    for d in (layer.params, layer.grads, layer.buffers):
+        for k in d:
+            d[k] = d[k].astype(np.float32)
+    return layer
+
+
+@pytest.mark.parametrize("name", CASES)
 def test_float32_stays_float32(name, rng):
-    layer = LAYERS[name](rng).astype(np.float32)
-    x = away_from_zero(rng.normal(size=(6, 4))).astype(np.float32)
+    layer = as_float32(table_layer(name, rng))
+    x = table_input(name, rng, 6).astype(np.float32)
     out = layer.forward(x)
     dx = layer.backward(np.ones_like(out))
-    assert out.dtype == np.float32 and dx.dtype == np.float32
+    assert out.dtype == np.float32 and (dx is None or dx.dtype == np.float32)
     assert all(g.dtype == np.float32 for g in layer.grads.values())
 
 
-@pytest.mark.parametrize("name", LAYERS)
+@pytest.mark.parametrize("name", CASES)
 def test_outputs_stay_valid_after_the_next_forward_and_backward(name, rng):
     """Layers return new arrays: a caller may keep two outputs (a gradient checker's f(x + h) and
     f(x - h)) and two input gradients, and neither x nor dout is written into."""
-    layer = LAYERS[name](rng)
-    x1, x2 = away_from_zero(rng.normal(size=(6, 4))), away_from_zero(rng.normal(size=(6, 4)))
-    g1, g2 = rng.normal(size=(6, 3 if "linear" in name else 4)), rng.normal(size=(6, 3 if "linear" in name else 4))
-    inputs = [a.copy() for a in (x1, x2, g1, g2)]
+    layer = table_layer(name, rng)
+    x1, x2 = table_input(name, rng, 6), table_input(name, rng, 6)
     out1 = layer.forward(x1)
+    g1, g2 = rng.normal(size=out1.shape), rng.normal(size=out1.shape)
+    inputs = [a.copy() for a in (x1, x2, g1, g2)]
     dx1 = layer.backward(g1)
-    kept = out1.copy(), dx1.copy()
+    kept = out1.copy(), None if dx1 is None else dx1.copy()
     out2 = layer.forward(x2)
     dx2 = layer.backward(g2)
-    assert np.array_equal(out1, kept[0]) and np.array_equal(dx1, kept[1])
-    assert not np.shares_memory(out1, out2) and not np.shares_memory(dx1, dx2)
+    assert np.array_equal(out1, kept[0]) and (dx1 is None or np.array_equal(dx1, kept[1]))
+    assert not np.shares_memory(out1, out2) and (dx1 is None or not np.shares_memory(dx1, dx2))
     assert all(np.array_equal(a, b) for a, b in zip((x1, x2, g1, g2), inputs))
 
 
-def test_linear_backward_params_fills_the_same_grads_and_keeps_none_of_the_last(rng):
-    layer = Linear(4, 3, rng=rng, dtype=F64)
-    x, g = rng.normal(size=(5, 4)), rng.normal(size=(5, 3))
-    layer.forward(x)
-    dx = layer.backward(g)
-    full = {k: v.copy() for k, v in layer.grads.items()}
-    kept = dict(layer.grads)
-    layer.forward(rng.normal(size=(5, 4)))
-    layer.backward(rng.normal(size=(5, 3)))
-    assert all(np.array_equal(kept[k], full[k]) for k in full)  # a later backward leaves them as they were
-    layer.forward(x)
-    assert layer.backward_params(g) is None
-    assert all(np.array_equal(layer.grads[k], full[k]) for k in full)
-    assert np.allclose(full["W"], x.T @ g) and np.allclose(dx, g @ layer.params["W"].T)
-
-
-def test_backward_params_defaults_to_backward_without_dx(rng):
-    layer, x, g = LayerNorm(4, dtype=F64), rng.normal(size=(5, 4)), rng.normal(size=(5, 4))
-    layer.forward(x)
-    layer.backward(g)
-    expected = {k: v.copy() for k, v in layer.grads.items()}
-    layer.forward(x)
-    assert layer.backward_params(g) is None
-    assert all(np.array_equal(layer.grads[k], expected[k]) for k in expected)
+def test_the_embedding_adds_the_gradient_of_a_row_picked_twice():
+    layer = Embedding(3, 2, 1, rng=np.random.default_rng(0), dtype=F64)
+    layer.forward(np.array([[1, 1], [2, 1]]))
+    layer.backward(np.array([[1.0, 10.0], [100.0, 1000.0]]))
+    assert np.array_equal(layer.grads["W"].ravel(), [0.0, 1011.0, 100.0])  # row 1 at three positions
