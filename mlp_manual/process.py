@@ -22,9 +22,11 @@ import atexit
 import gc
 import importlib
 import os
-import platform
 import signal
 import sys
+
+# Only modules that Python's start-up has loaded already: a console script imports this module
+# before its handlers are installed, and a signal meanwhile shows a traceback through it.
 
 STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
@@ -135,6 +137,8 @@ USER_SETTINGS = ("GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESH
 def keep_freed_memory() -> None:
     """Raise glibc's mmap and trim thresholds for this process, unless the user tunes the
     allocator or the C library is not glibc."""
+    import platform
+
     if platform.libc_ver()[0] != "glibc" or any(k in os.environ for k in USER_SETTINGS):
         return
     try:
