@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mlp_manual.config import load_config  # noqa: E402
+from mlp_manual.process import keep_freed_memory  # noqa: E402
 from mlp_manual.runs.run import train_run  # noqa: E402
 
 BENCHMARKS = {  # benchmark (the dataset, or the dataset and a variant): (config, published reference)
@@ -74,6 +75,7 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args()
+    keep_freed_memory()  # as every console script does when it starts (mlp_manual/process.py)
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() else []
     if not args.table_only:
         for dataset in args.only:

@@ -89,8 +89,11 @@ import numpy as np  # noqa: E402
 from mlp_manual.config import config_from_dict  # noqa: E402
 from mlp_manual.losses import LOSSES  # noqa: E402
 from mlp_manual.model import build_model  # noqa: E402
+from mlp_manual.process import keep_freed_memory  # noqa: E402
 from mlp_manual.training.experiment import training_plan  # noqa: E402
 from mlp_manual.training.trainer import Trainer  # noqa: E402
+
+keep_freed_memory()  # as every console script does when it starts (mlp_manual/process.py)
 
 
 def optional(name):

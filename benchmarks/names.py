@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mlp_manual.config import load_config  # noqa: E402
+from mlp_manual.process import keep_freed_memory  # noqa: E402
 from mlp_manual.runs.run import train_run  # noqa: E402
 
 # a model of about 4,064 parameters, the size of the microgpt of the walk-throughs: context 3,
@@ -37,6 +38,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seeds", type=int, default=3)
     args = p.parse_args()
+    keep_freed_memory()  # as every console script does when it starts (mlp_manual/process.py)
     os.chdir(ROOT)
     results = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -17,7 +17,7 @@ PYTHONDONTWRITEBYTECODE is set: then every run would compile mlp_manual's source
 35 ms that no installed copy spends).
 
 A second floor, "floor, frozen exit", is the same script ending as mlp-train's commands do
-(mlp_manual/cli/process.py): the garbage collector is frozen at exit, so Python's final pass
+(mlp_manual/process.py): the garbage collector is frozen at exit, so Python's final pass
 over every object is skipped. The ratio against it shows what the run costs beyond the floor
 once that exit saving is taken out.
 

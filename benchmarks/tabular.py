@@ -57,6 +57,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mlp_manual.config import config_from_dict  # noqa: E402
+from mlp_manual.process import keep_freed_memory  # noqa: E402
 from mlp_manual.runs.run import train_run  # noqa: E402
 
 CONFIG = {
@@ -196,6 +197,7 @@ def main() -> None:
     parser.add_argument("--holes", type=float, default=0.0, help="the fraction of feature cells left empty")
     parser.add_argument("--categories", type=int, default=0, help="feature columns made text categories")
     args = parser.parse_args()
+    keep_freed_memory()  # as every console script does when it starts (mlp_manual/process.py)
     from sklearn.model_selection import train_test_split
 
     rows = []

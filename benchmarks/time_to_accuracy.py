@@ -91,8 +91,10 @@ class Clock:
 
 def run_mlp_manual(args, clock):
     from mlp_manual.config import load_config
+    from mlp_manual.process import keep_freed_memory
     from mlp_manual.training.experiment import prepare, training_plan
     from mlp_manual.training.trainer import Trainer, evaluate
+    keep_freed_memory()  # as every console script does when it starts (mlp_manual/process.py)
     clock.mark("imported")
     overrides = [f"seed={args.seed}"] + ([f"data.data_dir={args.data_dir}"] if args.data_dir else [])
     cfg = load_config(args.config, overrides)

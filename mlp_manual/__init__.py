@@ -1,11 +1,11 @@
 """mlp-manual: a multilayer-perceptron trainer whose every gradient is written by hand.
 
 The public names below are imported on first use (PEP 562). Importing the package itself loads
-nothing, because every console script starts in a module of it (cli/process.py), and that
-module installs its signal handling before numpy loads: Ctrl-C during the first half second
-then ends the command in one line, not in numpy's "initialization failed" traceback. (Speed
-is not the reason: importing every module of the package that needs no optional library costs
-18 ms more than what mlp-train imports, about 2% of a small run.)
+nothing, because every console script starts in a module of it (process.py, through
+cli/process.py), and that module installs its signal handling before numpy loads: Ctrl-C during
+the first half second then ends the command in one line, not in numpy's "initialization failed"
+traceback. (Speed is not the reason: importing every module of the package that needs no
+optional library costs 18 ms more than what mlp-train imports, about 2% of a small run.)
 """
 
 import importlib

@@ -58,7 +58,7 @@ def test_every_console_script_runs_its_command_as_a_program(script):
 EXIT_PROBE = textwrap.dedent("""
     import sys
     import click
-    from mlp_manual.cli.process import run_as_program
+    from mlp_manual.process import run_as_program
 
     class Cycle:  # garbage only the collector finds; it says so when collected
         def __del__(self):
@@ -97,13 +97,13 @@ def test_ctrl_c_while_a_console_script_loads_its_command_exits_130():
     """A signal while the command's modules load ends the process at once, in one line (an
     interrupted extension module would otherwise raise ImportError)."""
     probe = ("import os, signal, time, importlib\n"
-             "from mlp_manual.cli import process\n"
+             "from mlp_manual.cli.process import mlp_eval\n"
              "def slow_import(name):\n"
              "    os.kill(os.getpid(), signal.SIGINT)\n"
              "    time.sleep(5)\n"
              "    raise ImportError('initialization failed')\n"
-             "process.importlib.import_module = slow_import\n"
-             "process.mlp_eval()\n")
+             "importlib.import_module = slow_import\n"
+             "mlp_eval()\n")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert (result.returncode, result.stderr) == (130, "Interrupted.\n")
 
@@ -163,7 +163,7 @@ def test_ctrl_c_before_click_starts_its_own_handling_exits_130():
     handling starts; a Ctrl-C there ends in one line too, not in a traceback."""
     probe = ("import os, signal, sys, time\n"
              "import click\n"
-             "from mlp_manual.cli.process import run_as_program\n"
+             "from mlp_manual.process import run_as_program\n"
              "def slow_completion(self, *args, **kwargs):\n"
              "    os.kill(os.getpid(), signal.SIGINT)\n"
              "    time.sleep(5)\n"

@@ -173,7 +173,7 @@ def test_sigterm_and_sighup_inside_a_write_save_the_run_and_it_resumes_bit_for_b
     (tmp_path / "hook.py").write_text(HOOK)
     out = tmp_path / "run"
     args = [*LONG, "--diagnostics"] if file == "diagnostics.csv" else LONG
-    program = "import hook; from mlp_manual.cli.process import run_as_program; " \
+    program = "import hook; from mlp_manual.process import run_as_program; " \
               "from mlp_manual.cli.train import main; run_as_program(main)"
     env = {**ENV, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.getcwd()}", "HOOK_FILE": file, "HOOK_NTH": str(nth),
            "HOOK_SIGNAL": str(int(sig))}

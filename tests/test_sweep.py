@@ -418,7 +418,8 @@ def test_a_signal_saves_the_trial_and_the_same_command_continues(tmp_path, signu
     workers.send_signal(signum)
     out, err = workers.communicate(timeout=120)
     assert workers.returncode == 128 + signum, err
-    assert "Interrupted: the running trials are saved in" in err and "Traceback" not in err
+    said = "Interrupted" if signum == signal.SIGINT else "Interrupted by SIGTERM"
+    assert f"{said}: the running trials are saved in" in err and "Traceback" not in err
     study = study_of(folder, name="moons")
     assert [t.state.name for t in study.trials].count("WAITING") >= 1
     reasons = [t.user_attrs.get("reason", "") for t in study.trials if t.state.name == "FAIL"]

@@ -3,6 +3,7 @@
 import csv
 import functools
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -11,8 +12,8 @@ import click
 from .. import __version__
 from ..errors import MachineError, MLPManualError, machine_error, out_of_memory
 from ..layers.user_modules import blame_user_layer, imported_layers
+from ..process import interrupted
 from ..runs.run_warnings import collect_warnings
-from .process import interrupted
 from .progress import clear_progress
 
 version_option = click.version_option(__version__, "--version", message="mlp-manual %(version)s",
@@ -26,8 +27,8 @@ def user_errors(fn):
     """Wrap a click callback so that a mistake in the user's input (an MLPManualError) ends in
     ``Error: <message>`` and exit code 1, never a traceback; a failure of the machine (a
     MachineError, and any file or memory error the library did not name) in ``Error: <message>``
-    and exit code 4; and Ctrl-C in ``Interrupted.`` and exit code 130 (mlp-train says more when
-    a run was under way)."""
+    and exit code 4; and Ctrl-C, SIGTERM or SIGHUP in ``Interrupted.`` (``Interrupted by SIGTERM.``) and exit code
+    130 (143, 129; process.py); mlp-train says more when a run was under way."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         try:
@@ -43,7 +44,7 @@ def user_errors(fn):
             machine_failure(f"{e.strerror or e}{where}")
         except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM and SIGHUP (Terminated)
             clear_progress()
-            interrupted(getattr(e, "signum", 2))
+            interrupted(getattr(e, "signum", signal.SIGINT))
     return wrapper
 
 

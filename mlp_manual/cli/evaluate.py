@@ -120,6 +120,6 @@ def _looks_like_a_file(value: str) -> bool:
 
 
 if __name__ == "__main__":
-    from .process import run_as_program
+    from ..process import run_as_program
 
     run_as_program(main)

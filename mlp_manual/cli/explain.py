@@ -153,6 +153,6 @@ def format_rows(picked) -> str:
 
 
 if __name__ == "__main__":
-    from .process import run_as_program
+    from ..process import run_as_program
 
     run_as_program(main)

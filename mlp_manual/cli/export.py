@@ -50,6 +50,6 @@ def main(model_path, output):
 
 
 if __name__ == "__main__":
-    from .process import run_as_program
+    from ..process import run_as_program
 
     run_as_program(main)

@@ -74,6 +74,6 @@ def main(run_dirs, out, metric):
 
 
 if __name__ == "__main__":
-    from .process import run_as_program
+    from ..process import run_as_program
 
     run_as_program(main)

@@ -89,6 +89,6 @@ def show_progress(size: int) -> bool:
 
 
 if __name__ == "__main__":
-    from .process import run_as_program
+    from ..process import run_as_program
 
     run_as_program(main)

@@ -81,6 +81,6 @@ def _cell(value, column: str) -> str:
 
 
 if __name__ == "__main__":
-    from .process import run_as_program
+    from ..process import run_as_program
 
     run_as_program(main)

@@ -64,6 +64,6 @@ def main(model_path, count, temperature, seed, prefix, max_length):
 
 
 if __name__ == "__main__":
-    from .process import run_as_program
+    from ..process import run_as_program
 
     run_as_program(main)

@@ -17,17 +17,9 @@ from ..errors import (
     short_repr,
 )
 from ..options import NAME
+from ..process import STOP_SIGNALS, exit_code, interrupted_by, last_words
 from ..readable import readable
-from .common import (
-    aligned,
-    machine_failure,
-    say,
-    user_errors,
-    version_option,
-    writable_folder,
-    write_csv,
-)
-from .process import STOP_SIGNALS, last_words
+from .common import aligned, machine_failure, say, user_errors, version_option, writable_folder, write_csv
 from .workers import Workers, end_with_parent, worker_environment, worker_storage
 
 
@@ -171,10 +163,10 @@ def _spawn(sweep_file, folder: Path, url, trials: int, workers: int) -> None:
 def _interrupted(folder: Path, signum: int) -> None:
     """End ``mlp-sweep run`` after a signal: the running trials are saved and queued to continue."""
     last_words()
-    say(f"Interrupted: the running trials are saved in {folder / 'trials'}; run the same command again to "
+    say(f"{interrupted_by(signum)}: the running trials are saved in {folder / 'trials'}; run the same command again to "
         "continue the sweep", err=True)
     last_words(said=True)
-    sys.exit(128 + signum)
+    sys.exit(exit_code(signum))
 
 
 def trial_line(outcome, metric: str) -> str:
@@ -333,6 +325,6 @@ def best(sweep_dir, storage, study):
 
 
 if __name__ == "__main__":
-    from .process import run_as_program
+    from ..process import run_as_program
 
     run_as_program(main)

@@ -1,5 +1,6 @@
 """mlp-train: train a model from a YAML config and write a run folder."""
 
+import signal
 import sys
 from pathlib import Path
 
@@ -8,9 +9,9 @@ import click
 from ..config import config_from_dict, load_config
 from ..config.yaml_file import config_to_dict
 from ..errors import ConfigError, MachineError, TrainingDiverged, TrainingInterrupted
+from ..process import exit_code, interrupted_by, last_words
 from ..results.compare import compact
 from ..runs.folder import make_run_dir
-from ..runs.interruptions import signal_name
 from ..runs.run import resume_run, train_run
 from ..training.diagnosis import diagnose
 from ..training.experiment import prepare
@@ -28,7 +29,6 @@ from .common import (
     version_option,
     warnings_on_stderr,
 )
-from .process import last_words
 from .progress import StepBar, clear_progress
 
 DIVERGED_EXIT = 3
@@ -140,7 +140,7 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
         except OSError:  # SIGHUP: the terminal may be gone; the exit code and summary.json say it
             pass
         last_words(said=True)
-        sys.exit(128 + e.signum)
+        sys.exit(exit_code(e.signum))
     if quiet and last:
         say(last[0])
 
@@ -160,10 +160,10 @@ def resume_hint(run_dir: Path | None) -> str:
     return ""
 
 
-def interrupted_line(run_dir: Path, signum: int = 2) -> str:
+def interrupted_line(run_dir: Path, signum: int = signal.SIGINT) -> str:
     """What to do after Ctrl-C (or SIGTERM, SIGHUP): resume the run from its checkpoint; start it
     again from its config when no step was saved; or, before its config was saved, from scratch."""
-    how = "Interrupted" if signum == 2 else f"Interrupted by {signal_name(signum)}"
+    how = interrupted_by(signum)
     if (run_dir / "checkpoint.npz").is_file():
         return f"{how}: {run_dir} is saved. Resume with: mlp-train --resume {run_dir}"
     if (run_dir / "config.yaml").is_file():
@@ -195,6 +195,6 @@ def run_find_lr(cfg, out, overwrite, echo):
 
 
 if __name__ == "__main__":
-    from .process import run_as_program
+    from ..process import run_as_program
 
     run_as_program(main)

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 
-from ..runs.interruptions import signal_name
+from ..process import signal_name
 from .common import MACHINE_EXIT
 
 STORAGE_VARIABLE = "MLP_SWEEP_STORAGE"  # the study's URL, for the workers

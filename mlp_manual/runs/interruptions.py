@@ -1,11 +1,12 @@
-"""Ctrl-C, SIGTERM and SIGHUP during a run: inside the training steps they stop the trainer after
-its current step (which then writes a checkpoint); anywhere else they stop at once, every file
-being written atomically, and the run folder is named for the resume.
+"""The stop signals during a run (Ctrl-C, SIGTERM, SIGHUP: process.STOP_SIGNALS): inside the
+training steps they stop the trainer after its current step (which then writes a checkpoint);
+anywhere else they stop at once, every file being written atomically, and the run folder is
+named for the resume. The handlers here last as long as their block, and only in the main
+thread: a library caller's own handlers are back when it ends.
 
-SIGTERM is what ``docker stop``, Kubernetes, Slurm, ``systemctl stop`` and ``timeout`` send;
-SIGHUP, a closed terminal. A second Ctrl-C stops at once (the files stay whole: each is written
-to a temporary name and renamed); a second SIGTERM or SIGHUP is ignored while the first is being
-honoured, so a scheduler that repeats its signal does not cut the save short.
+A second Ctrl-C stops at once (the files stay whole: each is written to a temporary name and
+renamed); a second SIGTERM or SIGHUP is ignored while the first is being honoured, so a
+scheduler that repeats its signal does not cut the save short.
 """
 
 import signal
@@ -13,9 +14,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import MachineError, TrainingDiverged, TrainingInterrupted
+from ..process import STOP_SIGNALS
 from ..training.trainer import Trainer
-
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 
 class StopRequest:
@@ -26,7 +26,7 @@ class StopRequest:
 
 @contextmanager
 def stop_on_signals(trainer: Trainer):
-    """While training, Ctrl-C, SIGTERM and SIGHUP ask the trainer to stop after its current step;
+    """While training, the stop signals ask the trainer to stop after its current step;
     yields the StopRequest that records which signal did."""
     request = StopRequest()
 
@@ -51,7 +51,7 @@ def stop_on_signals(trainer: Trainer):
 
 @contextmanager
 def signals_held():
-    """Hold Ctrl-C, SIGTERM and SIGHUP back while the block runs (each is raised again when it
+    """Hold the stop signals back while the block runs (each is raised again when it
     ends): for importing extension modules, whose initialisation a KeyboardInterrupt would leave
     half done, to fail later as an ImportError or crash the interpreter as it exits.
 
@@ -75,14 +75,6 @@ def signals_held():
             signal.signal(s, h)
         for signum in dict.fromkeys(received):  # to the handlers of before, in the order they came
             signal.raise_signal(signum)
-
-
-def signal_name(signum: int) -> str:
-    """SIGTERM, SIGHUP, SIGINT."""
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
 
 
 @contextmanager

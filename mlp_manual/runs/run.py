@@ -23,6 +23,7 @@ from .. import files
 from ..config import Config, dump_config, load_config, with_absolute_paths
 from ..datasets.vocabulary import BOUNDARY
 from ..errors import ConfigError, Terminated, TrainingDiverged, TrainingInterrupted
+from ..process import signal_name
 from ..readable import readable
 from ..results.warm_start import warm_start
 from ..training.diagnostics import Recorder
@@ -34,7 +35,7 @@ from .checkpoint import load_checkpoint, refuse_other_data, restore, save_checkp
 from .epoch_log import EpochLog
 from .finish import finish, load_plotting
 from .folder import epochs_done, make_run_dir, refuse_complete
-from .interruptions import ends_named, signal_name, stop_on_signals
+from .interruptions import ends_named, stop_on_signals
 from .run_lock import claim_run_dir
 from .run_warnings import collect_warnings
 from .tensorboard import KEPT_EVENTS, RunEvents
@@ -187,8 +188,8 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, start
             raise
         except TrainingInterrupted as e:
             e.signum = request.signum
-            who = "the user (SIGINT)" if e.signum == signal.SIGINT else signal_name(e.signum)
-            finish(exp, trainer, run_dir, "interrupted", started, echo, warned, events, f"interrupted by {who}")
+            finish(exp, trainer, run_dir, "interrupted", started, echo, warned, events,
+                   f"interrupted by {signal_name(e.signum)}")
             raise
     if trainer.stop_requested:  # a signal after the last step: the finished training is saved, resume finishes it
         raise KeyboardInterrupt if request.signum == signal.SIGINT else Terminated(request.signum)

@@ -20,6 +20,7 @@ import math
 import os
 import platform
 import shutil
+import signal
 import threading
 import time
 import warnings
@@ -28,13 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..config import dump_config, with_absolute_paths
-from ..errors import (
-    MachineError,
-    MLPManualError,
-    TrainingDiverged,
-    TrainingInterrupted,
-    what_was_raised,
-)
+from ..errors import MachineError, MLPManualError, TrainingDiverged, TrainingInterrupted, what_was_raised
+from ..process import signal_name
 from ..runs.metrics import read_metrics
 from ..runs.run import resume_run, train_run
 from .folder import foreign_run
@@ -136,7 +132,7 @@ class Worker:
                 if isinstance(e, MachineError):
                     why = f"the machine failed: {e}"
                 else:
-                    why = f"interrupted by {_signal_name(getattr(e, 'signum', 2))}"
+                    why = f"interrupted by {signal_name(getattr(e, 'signum', signal.SIGINT))}"
                 # without the study, the trial is taken over when the same command runs again
                 with contextlib.suppress(StudyUnreachable), self.storage.budget_lock():
                     self.takeover.hand_over(storage.get_trial(trial._trial_id), why, time.perf_counter() - started)
@@ -283,12 +279,6 @@ def make_pruner(optuna, sweep: Sweep):
 
 def _silent(line: str) -> None:
     """A trial's epoch lines are not printed: mlp-sweep prints one line per trial."""
-
-
-def _signal_name(signum: int) -> str:
-    from ..runs.interruptions import signal_name
-
-    return "Ctrl-C" if signum == 2 else signal_name(signum)
 
 
 class Heartbeat:

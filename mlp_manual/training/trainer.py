@@ -19,7 +19,6 @@ from ..errors import DataError, TrainingDiverged, TrainingInterrupted
 from ..losses import LossSpec
 from ..model import Model
 from ..schedules import Schedule
-from .allocator import keep_freed_memory
 from .diagnostics import Recorder, forward_watched, locate_nonfinite
 from .early_stopping import EarlyStopping, StopRule
 from .epoch_position import EpochPosition
@@ -89,7 +88,6 @@ class Trainer:
                  on_checkpoint: Callable[[], None] | None = None,
                  recorder: Recorder | None = None, on_step: StepCallback | None = None):
         self.model, self.loss, self.plan, self.rng = model, loss, plan, rng
-        keep_freed_memory()  # a step's fresh arrays reuse the last step's memory (allocator.py)
         self.optimizer: Optimizer = fast_optimizer(plan.optimizer, plan.optimizer_options, plan.weight_decay)
         self.on_epoch = on_epoch or (lambda row: None)
         self.on_checkpoint = on_checkpoint or (lambda: None)
