@@ -14,7 +14,6 @@ from ..datasets.load import LOADERS, key_owners
 from ..errors import ConfigError, closest, did_you_mean, short_repr, short_text, unknown_keys
 from ..options import validate_options
 from .bounded_yaml import LimitExceeded, load_bounded
-from .memory import check_memory
 from .schema import Config, DataConfig, options_registry, section_keys
 
 
@@ -235,9 +234,7 @@ def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
             _apply_override(raw, path, value, text)
             raw = named_sections(raw)
         source = f"{source} with --set {short_text(' '.join(overrides))}"
-    cfg = _build(Config, with_dataset_defaults(raw), "", source)
-    check_memory(cfg, source)
-    return cfg
+    return _build(Config, with_dataset_defaults(raw), "", source)
 
 
 NAMED_SECTIONS = ("loss",)  # sections a name alone may stand for: loss: mse is loss: {name: mse}

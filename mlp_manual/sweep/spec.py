@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..config.bounded_yaml import read_yaml
+from ..config.memory import check_memory
 from ..config.yaml_file import config_from_document, paths_from_folder
 from ..errors import ConfigError, did_you_mean, reads_as_key, short_repr, shown_key, unknown_keys
 from ..losses import LOSSES
@@ -273,10 +274,11 @@ def _space(raw, path: Path, base: dict) -> tuple[Param, ...]:
         if not reads_as_key(key):
             raise ConfigError(f"{path}: space {shown_key(key)} is not a config key such as optimizer.lr")
     params = tuple(_param(key, value, path) for key, value in raw.items())
-    for p in params:  # every value a trial can get, against the config's own checks
+    for p in params:  # every value a trial can get, against the config's own checks and this machine's memory
         for value in (p.choices or (p.low, p.high)):
             try:
-                config_from_document(base, Path("."), "the base config", [f"{p.key}={yaml_scalar(value)}"])
+                cfg = config_from_document(base, Path("."), "the base config", [f"{p.key}={yaml_scalar(value)}"])
+                check_memory(cfg)
             except ConfigError as e:
                 raise ConfigError(f"{path}: space {p.key}: {e}") from None
     return params
