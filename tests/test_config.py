@@ -98,6 +98,24 @@ def test_override_errors(override, message):
     assert str(e.value).startswith(message)
 
 
+def test_one_walk_finds_the_unknown_keys_of_every_section_with_a_did_you_mean():
+    from mlp_manual.options import find_unknown_keys
+
+    tree = {"seed": None, "training": {"epochs": None, "stop": {"patience": None}}, "data": {"noise": None}}
+    document = {"sed": 1, "training": {"epochs": 2, "stop": {"patiense": 3}, "noise": 0.1}, "epochs": 4, "data": 5}
+    assert find_unknown_keys(document, tree) == [("", "sed", " (did you mean 'seed'?)"),
+                                                 ("training.stop.", "patiense", " (did you mean 'training.stop.patience'?)"),
+                                                 ("training.", "noise", ""), ("", "epochs", "")]
+    assert [hint for _, _, hint in find_unknown_keys(document, tree, tree=tree)][2:] == [
+        " (did you mean 'data.noise'?)", " (did you mean 'training.epochs'?)"]  # a key of another section
+
+
+def test_a_set_value_that_is_a_section_has_its_keys_checked():
+    with pytest.raises(ConfigError) as e:
+        config_from_dict({}, "x.yaml", ["training={epochz: 1}"])
+    assert str(e.value) == "--set 'training={epochz: 1}': unknown key 'training.epochz' (did you mean 'training.epochs'?)"
+
+
 def test_yaml_errors_give_the_line(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("optimizer:\n  lr: [0.1\n")

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from ..errors import ConfigError, LayerError, did_you_mean, short_repr, shown_key, what_was_raised
-from ..options import Option
+from ..options import Option, find_unknown_keys
 from . import user_checks
 from .base import Layer
 from .options import KEEP, LAYER_LIST, MAX_NESTING, LayerList, Widths  # noqa: F401 (the kind of nested layers)
@@ -206,13 +206,13 @@ def check_spec(spec, where: str) -> dict:
         raise ConfigError(f"{where}: unknown layer type {short_repr(t)}{did_you_mean(str(t), _TYPES)}; "
                           f"valid types: {', '.join(_TYPES)}")
     allowed = _TYPES[t].config_options
+    for _, k, hint in find_unknown_keys({k: v for k, v in spec.items() if k != "type"}, allowed)[:1]:
+        raise ConfigError(f"{where}: unknown option {shown_key(k)} for {t}{hint}; {t} takes: "
+                          f"{', '.join(allowed) or 'no options'}")
     checked = dict(spec)
     for k, v in spec.items():
         if k == "type":
             continue
-        if k not in allowed:
-            raise ConfigError(f"{where}: unknown option {shown_key(k)} for {t}{did_you_mean(str(k), allowed)}; "
-                              f"{t} takes: {', '.join(allowed) or 'no options'}")
         checked[k] = allowed[k].validate(v, f"{where}.{k}")
         if allowed[k].kind.holds_layers:
             checked[k] = inner_specs(checked[k], f"{where}.{k}")
