@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..config.bounded_yaml import read_yaml
 from ..config.parse import named_sections
+from ..config.schema import keys_that_apply
 from ..datasets.load import dataset_label
 from ..errors import ConfigError, DataError, short_repr, short_text
 from ..files import open_regular
@@ -25,7 +26,9 @@ def flatten(d: dict, prefix: str = "") -> dict:
 
 
 def read_configs(run_dirs: list[Path]) -> list[dict]:
-    """Each run's config.yaml, flattened to dotted keys; {} for a missing or unreadable one."""
+    """Each run's config.yaml, flattened to dotted keys; {} for a missing or unreadable one. Only
+    the keys that apply to the run's choices (``keys_that_apply``), also of a config.yaml that
+    holds every key: a names run has no ``data.noise``, not the default it never used."""
     configs = []
     for d in run_dirs:
         path = Path(d) / "config.yaml"
@@ -33,7 +36,7 @@ def read_configs(run_dirs: list[Path]) -> list[dict]:
             raw = read_yaml(path) if path.is_file() else {}
         except ConfigError:
             raw = {}
-        configs.append(flatten(named_sections(raw) if isinstance(raw, dict) else {}))
+        configs.append(flatten(keys_that_apply(named_sections(raw)) if isinstance(raw, dict) else {}))
     return configs
 
 
