@@ -46,10 +46,13 @@ MAX_CAPTION_VALUE = 160  # characters of one run's description in the caption
 
 def differing_keys(configs: list[dict], reserved=()) -> dict[str, str]:
     """{dotted key: its short name} for each config key (but ``name``) whose value differs between
-    the flattened ``configs``; the short name is the key's last part (``lr``) when the last parts
-    are unambiguous and none is ``reserved``, else the whole key."""
+    the flattened ``configs`` that hold it: a key that applies to some runs only (an option of
+    one dataset, optimizer or schedule) differs when it differs between those, not because the
+    others lack it, as their ``data.name`` (or ``optimizer.name``, ...) already says. The short
+    name is the key's last part (``lr``) when the last parts are unambiguous and none is
+    ``reserved``, else the whole key."""
     keys = sorted({k for c in configs for k in c} - {"name"})
-    differ = [k for k in keys if len({repr(c.get(k)) for c in configs}) > 1]
+    differ = [k for k in keys if len({repr(c[k]) for c in configs if k in c}) > 1]
     short = {k: k.rsplit(".", 1)[-1] for k in differ}
     if len(set(short.values())) < len(short) or set(short.values()) & set(reserved):
         short = {k: k for k in differ}
