@@ -10,10 +10,10 @@ key, as in ``optimizer.momentum must be in [0, 1), got 1.5``.
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from .errors import ConfigError, did_you_mean, short_repr, shown_key
+from .errors import ConfigError, closest, did_you_mean, short_repr, shown_key
 
 
 class Kind:
@@ -206,9 +206,57 @@ def validate_options(given: dict, declared: dict[str, Option], where: str, owner
     """Every declared option's value: ``given``'s, checked, else its default. ``where`` is the
     dotted prefix of the keys in messages (``optimizer.``); ``owner`` names what declares them
     (``sgd``). ConfigError for an option it does not declare, with did-you-mean."""
-    for key in given:
-        if key not in declared:
-            raise ConfigError(f"unknown option {shown_key(key)} for {owner}" + (did_you_mean(key, declared) or (
-                f" (it takes {', '.join(declared)})" if declared else " (it takes none)")))
+    for _, key, hint in find_unknown_keys(given, declared)[:1]:
+        raise ConfigError(f"unknown option {shown_key(key)} for {owner}" + (hint or (
+            f" (it takes {', '.join(declared)})" if declared else " (it takes none)")))
     return {key: option.validate(given[key], f"{where}{key}") if key in given else option.default
             for key, option in declared.items()}
+
+
+def find_unknown_keys(document, declared: Mapping, prefix: str = "",
+                      tree: Mapping | None = None) -> list[tuple[str, object, str]]:
+    """Each key of ``document`` (a mapping read from a file) that ``declared`` does not declare,
+    as (the dotted prefix of its section, the key, its did-you-mean or ""), in the order written;
+    ``errors.unknown_keys`` makes them a message. ``declared`` maps each key to its declaration
+    (an Option, or anything); a declaration that is itself a mapping declares a section, whose
+    keys are looked at in turn (``prefix`` + ``key.``). The did-you-mean is the closest key of
+    the same section; with ``tree``, the whole declaration of which ``declared`` is a section,
+    first a key of another section of that name (``epochs`` -> ``training.epochs``, when no
+    other section has an ``epochs``), and failing the section's, a close one of another."""
+    if not isinstance(document, Mapping):
+        return []
+    found = []
+    for key, value in document.items():
+        if key not in declared:
+            found.append((prefix, key, _hint(str(key), declared, prefix, tree)))
+        elif isinstance(declared[key], Mapping):
+            found += find_unknown_keys(value, declared[key], f"{prefix}{key}.", tree)
+    return found
+
+
+def _hint(word: str, declared: Mapping, prefix: str, tree: Mapping | None) -> str:
+    """The did-you-mean of ``find_unknown_keys``. Keys of other sections are compared by their
+    last part, which must be unique in ``tree`` for one to be suggested."""
+    elsewhere = {}
+    if tree is not None:
+        by_last: dict[str, list[str]] = {}
+        for key in _dotted(tree):
+            by_last.setdefault(key.rpartition(".")[2], []).append(key)
+        elsewhere = {last: keys[0] for last, keys in by_last.items() if len(keys) == 1}
+    if word in elsewhere:
+        return f" (did you mean '{elsewhere[word]}'?)"
+    hint = did_you_mean(word, declared, prefix)
+    if hint or not elsewhere:
+        return hint
+    close = closest(word, elsewhere, cutoff=0.8)
+    return f" (did you mean '{elsewhere[close]}'?)" if close else ""
+
+
+def _dotted(tree: Mapping, prefix: str = "") -> list[str]:
+    """Every key of a declaration tree and of its sections, dotted (``training.epochs``)."""
+    keys = []
+    for key, declaration in tree.items():
+        keys.append(prefix + key)
+        if isinstance(declaration, Mapping):
+            keys += _dotted(declaration, f"{prefix}{key}.")
+    return keys

@@ -116,3 +116,18 @@ def sigint_raises():
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, previous)
+
+
+def with_every_key(path) -> dict:
+    """Rewrite the config file ``path`` (a run's config.yaml) as earlier versions wrote it, with
+    every dataset's options, those of the datasets it does not name at their defaults; returns
+    the document written."""
+    import yaml
+
+    from mlp_manual.datasets.load import dataset_options
+
+    raw = yaml.safe_load(path.read_text())
+    raw["data"] = {"name": raw["data"]["name"], **{k: o.default for k, o in dataset_options().items()}, **raw["data"]}
+    raw["data"] = {k: list(v) if isinstance(v, tuple) else v for k, v in raw["data"].items()}
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return raw

@@ -9,9 +9,13 @@ from mlp_manual.config import (
     config_from_dict,
     dump_config,
     load_config,
+    with_absolute_paths,
 )
+from mlp_manual.config.schema import keys_that_apply
+from mlp_manual.datasets.load import LOADERS
 from mlp_manual.errors import closest
 from mlp_manual.optimizers import OPTIMIZERS
+from mlp_manual.schedules import SCHEDULES
 
 
 def test_defaults_and_name_from_file(tmp_path):
@@ -98,6 +102,24 @@ def test_override_errors(override, message):
     assert str(e.value).startswith(message)
 
 
+def test_one_walk_finds_the_unknown_keys_of_every_section_with_a_did_you_mean():
+    from mlp_manual.options import find_unknown_keys
+
+    tree = {"seed": None, "training": {"epochs": None, "stop": {"patience": None}}, "data": {"noise": None}}
+    document = {"sed": 1, "training": {"epochs": 2, "stop": {"patiense": 3}, "noise": 0.1}, "epochs": 4, "data": 5}
+    assert find_unknown_keys(document, tree) == [("", "sed", " (did you mean 'seed'?)"),
+                                                 ("training.stop.", "patiense", " (did you mean 'training.stop.patience'?)"),
+                                                 ("training.", "noise", ""), ("", "epochs", "")]
+    assert [hint for _, _, hint in find_unknown_keys(document, tree, tree=tree)][2:] == [
+        " (did you mean 'data.noise'?)", " (did you mean 'training.epochs'?)"]  # a key of another section
+
+
+def test_a_set_value_that_is_a_section_has_its_keys_checked():
+    with pytest.raises(ConfigError) as e:
+        config_from_dict({}, "x.yaml", ["training={epochz: 1}"])
+    assert str(e.value) == "--set 'training={epochz: 1}': unknown key 'training.epochz' (did you mean 'training.epochs'?)"
+
+
 def test_yaml_errors_give_the_line(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("optimizer:\n  lr: [0.1\n")
@@ -105,10 +127,55 @@ def test_yaml_errors_give_the_line(tmp_path):
         load_config(path)
 
 
-def test_every_shipped_config_is_valid():
+def test_every_shipped_config_is_valid_and_round_trips(tmp_path):
     import pathlib
     for path in pathlib.Path("configs").glob("*.yaml"):
-        assert yaml.safe_load(dump_config(load_config(path)))
+        cfg = with_absolute_paths(load_config(path))  # as a run folder's config.yaml holds it
+        (tmp_path / "resolved.yaml").write_text(dump_config(cfg))
+        assert load_config(tmp_path / "resolved.yaml") == cfg, path
+
+
+COMMON_KEYS = {"data": {"name", "val_fraction", "test_fraction", "preprocess", "target_preprocess", "data_dir"},
+               "optimizer": {"name", "lr", "weight_decay", "clip_norm", "accumulate"}, "schedule": {"name"}}
+
+
+@pytest.mark.parametrize("dataset", list(LOADERS))
+def test_a_written_config_holds_the_keys_that_apply_to_its_choices_and_reads_back_the_same(dataset):
+    """Every dataset with every optimizer and every schedule: the data, optimizer and schedule
+    sections hold their common keys and the options of the chosen thing, no other's."""
+    data = {"name": dataset, **({"path": "x.csv"} if "path" in LOADERS[dataset].options else {})}
+    for optimizer in OPTIMIZERS:
+        for schedule in SCHEDULES:
+            cfg = config_from_dict({"data": data, "optimizer": {"name": optimizer}, "schedule": {"name": schedule}})
+            written = yaml.safe_load(dump_config(cfg))
+            chosen = {"data": LOADERS[dataset], "optimizer": OPTIMIZERS[optimizer], "schedule": SCHEDULES[schedule]}
+            for section, thing in chosen.items():
+                assert set(written[section]) == COMMON_KEYS[section] | set(thing.options), (section, written[section])
+            assert config_from_dict(written) == cfg
+
+
+def test_names_writes_no_noise_adam_no_momentum_constant_no_warmup():
+    written = yaml.safe_load(dump_config(load_config("configs/names_mlp.yaml", ["optimizer.name=adam",
+                                                                                "schedule.name=constant"])))
+    assert written["data"] == {"name": "names", "context": 3, "val_fraction": 0.1, "test_fraction": 0.1,
+                               "preprocess": "none", "target_preprocess": "none", "data_dir": None}
+    assert written["optimizer"] == {"name": "adam", "lr": 0.1, "weight_decay": 0.0, "clip_norm": None,
+                                    "accumulate": 1, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8}
+    assert written["schedule"] == {"name": "constant"}
+
+
+def test_a_file_with_every_key_as_earlier_versions_wrote_reads_the_same(tmp_path):
+    from conftest import with_every_key
+
+    cfg = load_config("configs/names_mlp.yaml")
+    path = tmp_path / "config.yaml"
+    path.write_text(dump_config(cfg))
+    old = with_every_key(path)
+    assert "noise" in old["data"] and "n_samples" in old["data"]
+    assert load_config(path) == cfg
+    assert keys_that_apply(old) == yaml.safe_load(dump_config(cfg))
+    with pytest.raises(ConfigError, match=r"data.noise is an option of .*, not of names \(data.name\)"):
+        load_config(path, ["data.noise=0.5"])  # an option of another dataset, set to a value of its own
 
 
 def test_relative_data_paths_are_read_from_the_config_folder_and_set_ones_from_the_current(tmp_path, monkeypatch):

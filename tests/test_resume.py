@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import assert_same_run
+from conftest import assert_same_run, with_every_key
 
 from mlp_manual.cli.train import main
 from mlp_manual.config import load_config
@@ -59,6 +59,24 @@ def test_interrupted_then_resumed_equals_uninterrupted_bit_for_bit(tmp_path, opt
     cut = (tmp_path / "cut" / "metrics.csv").read_text().splitlines()
     strip = (lambda rows: [r.rsplit(",", 1)[0] for r in rows])  # seconds differ
     assert strip(straight) == strip(cut)
+
+
+def test_a_run_whose_config_holds_every_key_as_earlier_versions_wrote_resumes_bit_for_bit(tmp_path):
+    cfg = load_config("configs/moons.yaml", BASE + OVERRIDES["sgd_momentum"])
+    train_run(cfg, str(tmp_path / "straight"), echo=lambda line: None)
+
+    def echo(line):
+        if line.startswith("epoch 3/"):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(TrainingInterrupted):
+        train_run(cfg, str(tmp_path / "cut"), echo=echo)
+    written = (tmp_path / "cut" / "config.yaml").read_text()
+    assert "context:" not in written and "beta1:" not in written  # a text dataset's option, and adam's
+    assert "context" in with_every_key(tmp_path / "cut" / "config.yaml")["data"]
+    assert resume_run(str(tmp_path / "cut"), echo=lambda line: None)["epochs_run"] == 6
+    a, b = weights(tmp_path / "straight"), weights(tmp_path / "cut")
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
 
 
 def test_ctrl_c_in_the_cli_saves_a_checkpoint_and_exits_130(tmp_path):

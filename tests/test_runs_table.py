@@ -122,6 +122,29 @@ def test_a_loss_written_as_its_name_and_one_written_as_a_section_share_one_colum
     assert weighted == {"loss.name": "softmax_cross_entropy", "loss.class_weights": "balanced"}
 
 
+def test_a_key_that_applies_to_some_runs_only_differs_between_those_and_is_empty_for_the_others(tmp_path):
+    """moons (adam, cosine), its config.yaml holding every key as earlier versions wrote it;
+    spirals (sgd, step); xor (adam, constant; its size is data.copies, not data.n_samples). No
+    run shows a default of a key it never used, and a key that only one run has, or that the
+    runs which have it agree on, is no column: their data.name, optimizer.name, schedule.name say it."""
+    from conftest import with_every_key
+
+    for config in ("moons", "spirals", "xor"):
+        result = invoke_cli(train_cli, f"configs/{config}.yaml", "--epochs", "2", "--out", str(tmp_path / config), "-q")
+        assert result.exit_code == 0, result.output
+    assert "context" in with_every_key(tmp_path / "moons" / "config.yaml")["data"]
+    rows = {r["name"]: r for r in _csv(str(tmp_path))}
+    assert [rows[n]["data.n_samples"] for n in ("moons", "spirals", "xor")] == ["600", "900", ""]
+    assert [rows[n]["data.noise"] for n in ("moons", "spirals", "xor")] == ["0.2", "0.15", "0.1"]
+    for key in ("data.context", "data.arms", "data.copies", "optimizer.beta1", "optimizer.momentum",
+                "schedule.warmup_epochs", "schedule.step_size"):
+        assert key not in rows["moons"], key
+    assert {"data.name", "optimizer.name", "schedule.name"} <= set(rows["moons"])
+    table = invoke_cli(runs_cli, str(tmp_path)).output.splitlines()  # left-aligned columns: a cell starts where
+    lines = {line.split()[1]: line for line in table[1:]}                # its column's name does
+    assert lines["xor"][table[0].index("data.n_samples"):].split()[0] == "-"
+
+
 WRONG_VALUES = st.one_of(st.lists(st.integers(), max_size=3), st.text(max_size=8), st.booleans(),
                          st.dictionaries(st.text(max_size=4), st.integers(), max_size=2), st.just([1, 2]),
                          st.just("x"), st.just("many"))

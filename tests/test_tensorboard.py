@@ -118,6 +118,7 @@ def test_the_config_is_the_runs_hyperparameters_and_the_status_ends_it(tmp_path)
     hp = {k: v.WhichOneof("kind") and getattr(v, v.WhichOneof("kind")) for k, v in start.hparams.items()}
     assert hp["optimizer.lr"] == pytest.approx(0.02) and hp["training.epochs"] == 8 and hp["data.name"] == "moons"
     assert hp["optimizer.beta1"] == pytest.approx(0.9) and "optimizer.momentum" not in hp  # adam's options only
+    assert hp["data.noise"] == pytest.approx(0.2) and "data.context" not in hp and "data.arms" not in hp  # moons'
     assert hp["model.layers"] == "[linear 32, relu, linear 32, relu, linear]"
     assert hparams_data(acc, "_hparams_/session_end_info").status == 1  # STATUS_SUCCESS
 

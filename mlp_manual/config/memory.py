@@ -3,9 +3,11 @@ limit a run must stay under.
 
 A config can ask for any size (``data.n_samples: 100000000000``, a layer of ``units: 1e11``);
 numpy would try, and the run would die of a MemoryError or be killed by the system after
-swapping for minutes. So the config is checked first, twice: when it is read (with the sizes
-the config alone fixes: generated datasets, layer widths; the message names the file) and once
-the data is loaded (with its real width, rows and classes).
+swapping for minutes. So a run is checked once, before its largest allocation
+(``training/experiment.py: prepare``): for a dataset generated from the seed, before it is made,
+with the sizes the config fixes; for data read from files, once it is read, with its real
+width, rows and classes (the readers refuse on their own a file that would not fit while read).
+A sweep checks the configs at the ends of its ranges before any trial starts.
 
 The estimate counts the generated data (or, once loaded, the data itself and the outputs of
 evaluating its largest split), the weights with their gradients and optimizer state, and the
@@ -64,8 +66,12 @@ def check_memory(cfg, source: str | None = None, n_features: int | None = None, 
     if n_rows is None and generated:
         n_rows = generator.rows(cfg.data)
         values = n_rows * (generator.features + 1)
-        parts.append((values * GENERATED_BYTES_PER_VALUE,
-                      f"data.{generator.rows_key} {short_repr(getattr(cfg.data, generator.rows_key))}", "its data"))
+        rows_key = f"data.{generator.rows_key} {short_repr(getattr(cfg.data, generator.rows_key))}"
+        parts.append((values * GENERATED_BYTES_PER_VALUE, rows_key, "its data"))
+        if n_outputs is None and generator.classes_key:  # an output per class, for each row evaluated
+            n_outputs = getattr(cfg.data, generator.classes_key)
+            parts.append((n_rows * n_outputs * 8 * EVALUATION_COPIES,
+                          f"data.{generator.classes_key} {short_repr(n_outputs)}", "evaluating its rows"))
     if loaded is not None:
         data_bytes, split_rows = loaded
         data = f"data.path {short_repr(cfg.data.path)}" if cfg.data.path else f"data.name {cfg.data.name}"

@@ -10,49 +10,11 @@ import typing
 
 import yaml
 
-from ..datasets.load import LOADERS, key_owners
-from ..errors import (
-    ConfigError,
-    closest,
-    did_you_mean,
-    short_repr,
-    short_text,
-    unknown_keys,
-)
-from ..options import validate_options
+from ..datasets.load import LOADERS
+from ..errors import ConfigError, short_repr, short_text, unknown_keys
+from ..options import find_unknown_keys, validate_options
 from .bounded_yaml import LimitExceeded, load_bounded
-from .memory import check_memory
-from .schema import Config, DataConfig, options_registry, section_keys
-
-
-def _dotted_keys(cls, prefix: str = "") -> list[str]:
-    """Every key of section ``cls`` and of the sections inside it, dotted (``training.epochs``)."""
-    keys = []
-    hints = typing.get_type_hints(cls)
-    for name in section_keys(cls):
-        keys.append(prefix + name)
-        if dataclasses.is_dataclass(hints.get(name)):
-            keys += _dotted_keys(hints[name], f"{prefix}{name}.")
-    return keys
-
-
-def _unknown_key(word: str, cls, prefix: str) -> str:
-    """The ``(did you mean ...?)`` of an unknown key ``prefix + word`` in section ``cls``. Keys
-    are compared by their last part, which must be unique among all keys to be suggested from
-    another section: first one of another section named ``word`` (``lr`` -> ``optimizer.lr``),
-    then the closest key of the section, then a close one of another section by a stricter
-    measure; "" when nothing is close."""
-    by_last: dict[str, list[str]] = {}
-    for key in _dotted_keys(Config):
-        by_last.setdefault(key.rpartition(".")[2], []).append(key)
-    elsewhere = {last: keys[0] for last, keys in by_last.items() if len(keys) == 1}
-    if word in elsewhere:
-        return f" (did you mean '{elsewhere[word]}'?)"
-    hint = did_you_mean(word, section_keys(cls), prefix)
-    if hint:
-        return hint
-    close = closest(word, elsewhere, cutoff=0.8)
-    return f" (did you mean '{elsewhere[close]}'?)" if close else ""
+from .schema import Config, DataConfig, declared_keys, options_registry, other_choices_keys, section_choices
 
 
 def _build(cls, raw, where: str, source: str):
@@ -63,12 +25,8 @@ def _build(cls, raw, where: str, source: str):
         raise ConfigError(f"{source}: {where or 'the config'} must be a mapping of keys to values, "
                           f"got {short_repr(raw)}")
     hints = typing.get_type_hints(cls)
-    names = section_keys(cls)
     prefix = f"{where}." if where else ""
-    for k in raw:
-        if k not in names:
-            raise ConfigError(f"{source}: {unknown_keys([(prefix, k, _unknown_key(str(k), cls, prefix))])}")
-    values = {}
+    values = {}  # unknown keys were refused before (``_refuse_unknown_keys``)
     for f in dataclasses.fields(cls):
         if "options_of" in f.metadata:
             values[f.name] = _chosen_options(cls, raw, values, prefix, source)
@@ -88,20 +46,16 @@ def _build(cls, raw, where: str, source: str):
     return cls(**values)
 
 
-def _choices(cls) -> dict | None:
-    """The things section ``cls`` chooses among by its ``name`` (name -> what declares
-    ``options``): an options field's registry (optimizers, schedules), or the datasets, whose
-    options are fields of the data section itself; None for a section without a choice."""
-    return LOADERS if cls is DataConfig else options_registry(cls)
-
-
-def _refuse_other_choice(key: str, value, chosen: str, things: dict, prefix: str, source: str) -> None:
-    """ConfigError for ``key``, an option of some of ``things`` but not of the ``chosen`` one,
-    unless ``value`` is the default of every thing that declares it, as files written by earlier
-    versions hold every key."""
-    owners = [n for n, thing in things.items() if key in getattr(thing, "options", {})]
-    if any(things[n].options[key].default != value for n in owners):
-        raise ConfigError(f"{source}: {prefix}{key} is an option of {_listed(owners)}, not of {chosen} ({prefix}name)")
+def _refuse_other_choices(cls, raw: dict, chosen: str, value_of, prefix: str, source: str) -> None:
+    """ConfigError for a key of ``raw`` (section ``cls``, naming ``chosen``) that is an option of
+    some other thing only (``other_choices_keys``), unless its value (``value_of(key)``) is the
+    default of every thing that declares it, as files written by earlier versions hold every key."""
+    things, others = section_choices(cls), other_choices_keys(cls, chosen)
+    for key in (k for k in raw if k in others):
+        owners = [n for n, thing in things.items() if key in getattr(thing, "options", {})]
+        if any(things[n].options[key].default != value_of(key) for n in owners):
+            raise ConfigError(f"{source}: {prefix}{key} is an option of {_listed(owners)}, not of {chosen} "
+                              f"({prefix}name)")
 
 
 def _chosen_options(cls, raw: dict, values: dict, prefix: str, source: str) -> dict:
@@ -110,11 +64,8 @@ def _chosen_options(cls, raw: dict, values: dict, prefix: str, source: str) -> d
     option of another choice only."""
     registry = options_registry(cls)
     chosen = values.get("name", next(f.default for f in dataclasses.fields(cls) if f.name == "name"))
-    own = {f.name for f in dataclasses.fields(cls)}
-    given = {k: v for k, v in raw.items() if k not in own and k in registry[chosen].options}
-    for key in raw:
-        if key not in own and key not in given:
-            _refuse_other_choice(key, raw[key], chosen, registry, prefix, source)
+    _refuse_other_choices(cls, raw, chosen, raw.get, prefix, source)
+    given = {k: v for k, v in raw.items() if k in registry[chosen].options}
     try:
         return validate_options(given, registry[chosen].options, prefix, chosen)
     except ConfigError as e:
@@ -125,20 +76,13 @@ def _forget_other_choices(cls, section: dict, name: str) -> None:
     """Drop from ``section`` the keys that the thing ``--set`` now names does not take: options
     the file wrote for the thing it named (a cosine schedule's warmup_epochs, when --set
     schedule.name=constant), which are the file's, not a mistake of the command line."""
-    things = _choices(cls)
-    if things is None or name not in things:
-        return
-    others = {k for thing in things.values() for k in getattr(thing, "options", {})} - set(things[name].options)
-    for key in others & set(section):
+    for key in other_choices_keys(cls, name) & set(section):
         del section[key]
 
 
 def _check_dataset_keys(raw: dict, values: dict, prefix: str, source: str) -> None:
     """ConfigError for a data key that the named dataset does not read (data.arms of moons)."""
-    chosen, owned = values.get("name", DataConfig.name), key_owners()
-    for key in raw:
-        if key in owned and key not in getattr(LOADERS[chosen], "options", {}):
-            _refuse_other_choice(key, values[key], chosen, LOADERS, prefix, source)
+    _refuse_other_choices(DataConfig, raw, values.get("name", DataConfig.name), values.get, prefix, source)
 
 
 def _listed(names: list[str]) -> str:
@@ -160,6 +104,11 @@ def parse_override(text: str) -> tuple[list[str], object]:
 
 
 def _apply_override(raw: dict, path: list[str], value, text: str) -> None:
+    written = value
+    for part in reversed(path):  # the key as a document, {"optimizer": {"lrr": value}}, for the unknown keys
+        written = {part: written}
+    for prefix, key, hint in find_unknown_keys(written, declared_keys(), tree=declared_keys())[:1]:
+        raise ConfigError(f"--set {short_repr(text)}: unknown key '{prefix}{key}'{hint}")
     cls, node = Config, raw
     for depth, part in enumerate(path):
         last = depth == len(path) - 1
@@ -184,10 +133,6 @@ def _apply_override(raw: dict, path: list[str], value, text: str) -> None:
                 raise ConfigError(f"--set {short_repr(text)}: {where} is not a section")
             node = node[part]
             continue
-        names = section_keys(cls)
-        if part not in names:
-            raise ConfigError(f"--set {short_repr(text)}: unknown key '{where}'"
-                              + _unknown_key(part, cls, where.rpartition(".")[0] + "." if depth else ""))
         if last:
             if part == "name" and isinstance(value, str):
                 _forget_other_choices(cls, node, value)
@@ -242,9 +187,8 @@ def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
             _apply_override(raw, path, value, text)
             raw = named_sections(raw)
         source = f"{source} with --set {short_text(' '.join(overrides))}"
-    cfg = _build(Config, with_dataset_defaults(raw), "", source)
-    check_memory(cfg, source)
-    return cfg
+        _refuse_unknown_keys(raw, source)  # a --set value may be a section: --set 'training={epochz: 1}'
+    return _build(Config, with_dataset_defaults(raw), "", source)
 
 
 NAMED_SECTIONS = ("loss",)  # sections a name alone may stand for: loss: mse is loss: {name: mse}
@@ -255,23 +199,9 @@ def named_sections(raw: dict) -> dict:
     return {k: {"name": v} if k in NAMED_SECTIONS and isinstance(v, str) else v for k, v in raw.items()}
 
 
-def _unknown_keys(raw, cls, prefix: str = "") -> list[tuple[str, object, str]]:
-    """Each unknown key of ``raw`` (a dict for section ``cls``) and of its sections, dotted, with
-    its did-you-mean."""
-    if not isinstance(raw, dict):
-        return []
-    hints, found = typing.get_type_hints(cls), []
-    for k, v in raw.items():
-        if k not in section_keys(cls):
-            found.append((prefix, k, _unknown_key(str(k), cls, prefix)))
-        elif dataclasses.is_dataclass(hints.get(k)):
-            found += _unknown_keys(v, hints[k], f"{prefix}{k}.")
-    return found
-
-
 def _refuse_unknown_keys(raw: dict, source: str) -> None:
-    """ConfigError naming every unknown key when there are several (one is reported by ``_build``,
-    as it always was)."""
-    found = _unknown_keys(raw, Config)
-    if len(found) > 1:
+    """ConfigError naming every unknown key of ``raw`` and of its sections, each with its
+    did-you-mean (``options.find_unknown_keys``)."""
+    found = find_unknown_keys(raw, declared_keys(), tree=declared_keys())
+    if found:
         raise ConfigError(f"{source}: {unknown_keys(found)}")

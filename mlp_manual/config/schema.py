@@ -9,6 +9,8 @@ read from there: a dataset's (the data section), an optimizer's, a schedule's.
 """
 
 import dataclasses
+import functools
+import typing
 from dataclasses import dataclass, field
 
 from ..core.init import init_names
@@ -176,3 +178,52 @@ class Config:
     schedule: ScheduleConfig = ScheduleConfig()
     training: TrainingConfig = TrainingConfig()
     diagnostics: DiagnosticsConfig = DiagnosticsConfig()
+
+
+def section_choices(cls) -> dict | None:
+    """The things section ``cls`` chooses among by its ``name`` (name -> what declares
+    ``options``): the datasets, whose options are fields of the data section itself, or an
+    options field's registry (optimizers, schedules); None for a section without a choice."""
+    return LOADERS if cls is DataConfig else options_registry(cls)
+
+
+def other_choices_keys(cls, name) -> set[str]:
+    """The keys of section ``cls`` that do not apply when it names ``name``: the options of the
+    things it does not choose that ``name`` does not declare too (a names dataset's
+    ``data.noise``, an adam optimizer's ``momentum``). Empty for a section without a choice, and
+    for a name it does not know (the validator says so)."""
+    things = section_choices(cls)
+    if things is None or not isinstance(name, str) or name not in things:
+        return set()
+    every = {k for thing in things.values() for k in getattr(thing, "options", {})}
+    return every - set(getattr(things[name], "options", {}))
+
+
+def keys_that_apply(document, cls=None):
+    """``document``, a config as a file holds it (sections nested, the options of a chosen thing
+    flat beside its section's own keys), with only the keys that apply to its choices: in a
+    section that chooses a thing by its ``name`` (data, optimizer, schedule), the section's own
+    keys and that thing's options (``other_choices_keys``). Every other key is kept as it is,
+    unknown ones too. What a run's config.yaml, best.yaml, mlp-runs and TensorBoard's
+    hyperparameters show; a file that holds every key (as earlier versions wrote) reads the same."""
+    cls = Config if cls is None else cls
+    if not isinstance(document, dict):
+        return document
+    hints = typing.get_type_hints(cls)
+    others = other_choices_keys(cls, document.get("name", _default(cls, "name")))
+    return {k: keys_that_apply(v, hints[k]) if dataclasses.is_dataclass(hints.get(k)) else v
+            for k, v in document.items() if k not in others}
+
+
+def _default(cls, key: str):
+    return next((f.default for f in dataclasses.fields(cls) if f.name == key), None)
+
+
+@functools.cache
+def declared_keys(cls=None) -> dict:
+    """The keys a config may hold as a declaration tree (``options.find_unknown_keys``): each key
+    of section ``cls`` (default: the whole config) -> the tree of the section it opens, or None
+    for a value. Not to be changed: it is made once."""
+    cls = Config if cls is None else cls
+    hints = typing.get_type_hints(cls)
+    return {k: declared_keys(hints[k]) if dataclasses.is_dataclass(hints.get(k)) else None for k in section_keys(cls)}

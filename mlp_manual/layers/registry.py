@@ -14,14 +14,8 @@ from types import MappingProxyType
 import numpy as np
 
 from ..core import Layer
-from ..errors import (
-    ConfigError,
-    LayerError,
-    did_you_mean,
-    short_repr,
-    shown_key,
-    what_was_raised,
-)
+from ..errors import ConfigError, LayerError, did_you_mean, short_repr, shown_key, what_was_raised
+from ..options import find_unknown_keys
 from . import user_checks
 from .options import MAX_NESTING
 from .types import BUILTINS, LayerType
@@ -245,13 +239,13 @@ def check_spec(spec, where: str) -> dict:
         raise ConfigError(f"{where}: unknown layer type {short_repr(t)}{did_you_mean(str(t), _TYPES)}; "
                           f"valid types: {', '.join(_TYPES)}")
     allowed = _TYPES[t].config_options
+    for _, k, hint in find_unknown_keys({k: v for k, v in spec.items() if k != "type"}, allowed)[:1]:
+        raise ConfigError(f"{where}: unknown option {shown_key(k)} for {t}{hint}; {t} takes: "
+                          f"{', '.join(allowed) or 'no options'}")
     checked = dict(spec)
     for k, v in spec.items():
         if k == "type":
             continue
-        if k not in allowed:
-            raise ConfigError(f"{where}: unknown option {shown_key(k)} for {t}{did_you_mean(str(k), allowed)}; "
-                              f"{t} takes: {', '.join(allowed) or 'no options'}")
         checked[k] = allowed[k].validate(v, f"{where}.{k}")
         if allowed[k].kind.holds_layers:
             checked[k] = inner_specs(checked[k], f"{where}.{k}")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..config.bounded_yaml import read_yaml
 from ..config.parse import named_sections
+from ..config.schema import keys_that_apply
 from ..datasets.load import dataset_label
 from ..errors import ConfigError, DataError, short_repr, short_text
 from ..files import open_regular
@@ -25,7 +26,9 @@ def flatten(d: dict, prefix: str = "") -> dict:
 
 
 def read_configs(run_dirs: list[Path]) -> list[dict]:
-    """Each run's config.yaml, flattened to dotted keys; {} for a missing or unreadable one."""
+    """Each run's config.yaml, flattened to dotted keys; {} for a missing or unreadable one. Only
+    the keys that apply to the run's choices (``keys_that_apply``), also of a config.yaml that
+    holds every key: a names run has no ``data.noise``, not the default it never used."""
     configs = []
     for d in run_dirs:
         path = Path(d) / "config.yaml"
@@ -33,7 +36,7 @@ def read_configs(run_dirs: list[Path]) -> list[dict]:
             raw = read_yaml(path) if path.is_file() else {}
         except ConfigError:
             raw = {}
-        configs.append(flatten(named_sections(raw) if isinstance(raw, dict) else {}))
+        configs.append(flatten(keys_that_apply(named_sections(raw)) if isinstance(raw, dict) else {}))
     return configs
 
 
@@ -43,10 +46,13 @@ MAX_CAPTION_VALUE = 160  # characters of one run's description in the caption
 
 def differing_keys(configs: list[dict], reserved=()) -> dict[str, str]:
     """{dotted key: its short name} for each config key (but ``name``) whose value differs between
-    the flattened ``configs``; the short name is the key's last part (``lr``) when the last parts
-    are unambiguous and none is ``reserved``, else the whole key."""
+    the flattened ``configs`` that hold it: a key that applies to some runs only (an option of
+    one dataset, optimizer or schedule) differs when it differs between those, not because the
+    others lack it, as their ``data.name`` (or ``optimizer.name``, ...) already says. The short
+    name is the key's last part (``lr``) when the last parts are unambiguous and none is
+    ``reserved``, else the whole key."""
     keys = sorted({k for c in configs for k in c} - {"name"})
-    differ = [k for k in keys if len({repr(c.get(k)) for c in configs}) > 1]
+    differ = [k for k in keys if len({repr(c[k]) for c in configs if k in c}) > 1]
     short = {k: k.rsplit(".", 1)[-1] for k in differ}
     if len(set(short.values())) < len(short) or set(short.values()) & set(reserved):
         short = {k: k for k in differ}

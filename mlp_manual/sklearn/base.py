@@ -17,6 +17,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..config import Config, config_from_dict
+from ..config.memory import check_memory
 from ..datasets.dataset import split
 from ..errors import ConfigError, DataError, LayerError
 from ..losses import LOSSES
@@ -221,7 +222,7 @@ class MLPBase(BaseEstimator):
                                              stratify=LOSSES[cfg.loss.name].classification)
             if len(X_val) == 0:
                 X_val = y_val = None
-        self._start(cfg, X.shape[1], init_rng, train_rng)
+        self._start(cfg, X.shape, init_rng, train_rng)
         self.validation_scores_ = None if X_val is None else []
         self._validation = None if X_val is None else (X_val, y_val)
         try:
@@ -239,14 +240,17 @@ class MLPBase(BaseEstimator):
         X, targets = self._fit_data(X, y, cfg.dtype, reset=first, classes=classes)
         if first:
             _, init_rng, train_rng = run_generators(cfg.seed)
-            self._start(cfg, X.shape[1], init_rng, train_rng)
+            self._start(cfg, X.shape, init_rng, train_rng)
             self.validation_scores_ = self.best_validation_score_ = None
         self._validation = None
         self._train(X, targets, None, None, len(self.loss_curve_) + 1, patience=0)
         return self
 
-    def _start(self, cfg: Config, n_features: int, init_rng, train_rng) -> None:
-        """A new model and its trainer: ``model_``, ``config_``, an empty ``loss_curve_``."""
+    def _start(self, cfg: Config, shape: tuple[int, int], init_rng, train_rng) -> None:
+        """A new model and its trainer for training rows of ``shape`` (N, D): ``model_``,
+        ``config_``, an empty ``loss_curve_``; ConfigError when the model would not fit in memory."""
+        n_rows, n_features = shape
+        check_memory(cfg, type(self).__name__, n_features, self._output_width(), n_rows)
         loss = LOSSES[cfg.loss.name]
         model = build_model(list(cfg.model.layers), n_features, self._output_width(), init_rng,
                             np.dtype(cfg.dtype), cfg.model.init)

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..config.bounded_yaml import read_yaml
+from ..config.memory import check_memory
 from ..config.yaml_file import config_from_document, paths_from_folder
 from ..errors import (
     ConfigError,
@@ -36,7 +37,7 @@ from ..errors import (
     unknown_keys,
 )
 from ..losses import LOSSES
-from ..options import FOLDER_NAME, Kind, Option, is_integer
+from ..options import FOLDER_NAME, Kind, Option, find_unknown_keys, is_integer
 from .storage import database_url
 
 # metric -> the direction that is better; test metrics are refused (``_objective``)
@@ -255,16 +256,15 @@ def _choice(raw, section: str, table: dict, default: str, path: Path) -> Choice:
     if not isinstance(name, str) or name not in table:
         raise ConfigError(f"{path}: {section}.name must be one of {', '.join(table)}; got {short_repr(name)}"
                           + _hint(name, table))
+    for _, key, hint in find_unknown_keys(raw, {"name": None, **table[name]})[:1]:
+        others = [n for n, opts in table.items() if key in opts]
+        whose = f" (it is an option of {' and '.join(others)})" if others else hint
+        raise ConfigError(f"{path}: unknown option {shown_key(key, f'{section}.')} for the {name} {section} "
+                          f"(its options: {', '.join(table[name]) or 'none'}){whose}")
     options = {}
     for key, value in raw.items():
         if key == "name":
             continue
-        if key not in table[name]:
-            others = [n for n, opts in table.items() if key in opts]
-            whose = f" (it is an option of {' and '.join(others)})" if others else did_you_mean(str(key), table[name])
-            known = ", ".join(table[name]) or "none"
-            raise ConfigError(f"{path}: unknown option {shown_key(key, f'{section}.')} for the {name} {section} "
-                              f"(its options: {known}){whose}")
         try:
             options[key] = table[name][key].validate(value, f"{section}.{key}")
         except ConfigError as e:
@@ -280,10 +280,11 @@ def _space(raw, path: Path, base: dict) -> tuple[Param, ...]:
         if not reads_as_key(key):
             raise ConfigError(f"{path}: space {shown_key(key)} is not a config key such as optimizer.lr")
     params = tuple(_param(key, value, path) for key, value in raw.items())
-    for p in params:  # every value a trial can get, against the config's own checks
+    for p in params:  # every value a trial can get, against the config's own checks and this machine's memory
         for value in (p.choices or (p.low, p.high)):
             try:
-                config_from_document(base, Path("."), "the base config", [f"{p.key}={yaml_scalar(value)}"])
+                cfg = config_from_document(base, Path("."), "the base config", [f"{p.key}={yaml_scalar(value)}"])
+                check_memory(cfg)
             except ConfigError as e:
                 raise ConfigError(f"{path}: space {p.key}: {e}") from None
     return params
@@ -335,7 +336,7 @@ def _hint(value, options) -> str:
 
 def _refuse_unknown(raw: dict, known: tuple, where, prefix: str = "") -> None:
     """ConfigError naming the keys of ``raw`` that are not ``known`` (each as ``prefix + key``)."""
-    found = [(prefix, k, did_you_mean(str(k), known, prefix)) for k in raw if k not in known]
+    found = find_unknown_keys(raw, dict.fromkeys(known), prefix)
     if found:
         raise ConfigError(f"{where}: {unknown_keys(found)}")
 

@@ -13,7 +13,8 @@ from ..config import Config
 from ..config.memory import check_memory
 from ..datasets import Dataset, load_dataset
 from ..datasets.dataset import Preprocessing
-from ..datasets.load import dataset_label
+from ..datasets.load import LOADERS, dataset_label
+from ..datasets.synthetic import Generated
 from ..datasets.split_record import SplitRecord
 from ..errors import ConfigError
 from ..layers.registry import LAYERS, all_specs
@@ -57,6 +58,9 @@ def prepare(cfg: Config) -> Experiment:
     dtype = np.dtype(cfg.dtype)
     data_rng, init_rng, train_rng = run_generators(cfg.seed)
     split = SplitRecord.of(cfg.seed, cfg.data)  # the files as they are read now
+    generated = isinstance(LOADERS[cfg.data.name], Generated)
+    if generated:  # its size is the config's: estimated before it is made
+        check_memory(cfg)
     data = load_dataset(cfg.data, data_rng, dtype)
     loss = LOSSES[cfg.loss.name]
     label = dataset_label(cfg.data.name, cfg.data.path)
@@ -77,9 +81,11 @@ def prepare(cfg: Config) -> Experiment:
                               f"gives {rows}")
     check_indices(cfg, data, label)
     out_width = loss.output_width(data.n_classes, data.target_width)
-    splits = [a for a in (data.X_train, data.y_train, data.X_val, data.y_val, data.X_test, data.y_test) if a is not None]
-    check_memory(cfg, None, data.n_features, out_width, len(data.X_train),
-                 loaded=(sum(a.nbytes for a in splits), max(len(a) for a in splits)))
+    if not generated:  # a file's size is known once it is read (its reader refuses what cannot be read)
+        splits = [a for a in (data.X_train, data.y_train, data.X_val, data.y_val, data.X_test, data.y_test)
+                  if a is not None]
+        check_memory(cfg, None, data.n_features, out_width, len(data.X_train),
+                     loaded=(sum(a.nbytes for a in splits), max(len(a) for a in splits)))
     model = build_model(list(cfg.model.layers), data.n_features, out_width,
                         init_rng, dtype, cfg.model.init, data.vocabulary.size if data.text else None)
     loss.check_fit(label, data.n_classes, data.target_width, model.output_width(data.n_features))
