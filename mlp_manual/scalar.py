@@ -88,14 +88,19 @@ def softmax_cross_entropy(rows, targets, tape):
     return losses
 
 
-def _per_entry(f, derivative, text):
+def _per_entry(rows, targets, tape, f, derivative, text):
     """A loss per output entry, f(z, y), with d/dz = derivative(z, y)."""
-    def loss(rows, targets, tape):
-        return [Value(f(z.data, y), f"loss[{n},{k}]", [(z, derivative(z.data, y), text.format(n=n, k=k))], tape)
-                for n, (row, ys) in enumerate(zip(rows, targets)) for k, (z, y) in enumerate(zip(row, ys))]
-    return loss
+    return [Value(f(z.data, y), f"loss[{n},{k}]", [(z, derivative(z.data, y), text.format(n=n, k=k))], tape)
+            for n, (row, ys) in enumerate(zip(rows, targets)) for k, (z, y) in enumerate(zip(row, ys))]
 
 
-bce_with_logits = _per_entry(lambda z, y: max(z, 0) - z * y + math.log1p(math.exp(-abs(z))),
-                             lambda z, y: sigmoid(z) - y, "(sigmoid(z[{n},{k}]) - y[{n},{k}])")
-mse = _per_entry(lambda z, y: (z - y) ** 2, lambda z, y: 2 * (z - y), "2 (z[{n},{k}] - y[{n},{k}])")
+def bce_with_logits(rows, targets, tape):
+    """loss[n,k] = max(z, 0) - z y + log(1 + exp(-|z|)): d/dz = sigmoid(z) - y."""
+    return _per_entry(rows, targets, tape, lambda z, y: max(z, 0) - z * y + math.log1p(math.exp(-abs(z))),
+                      lambda z, y: sigmoid(z) - y, "(sigmoid(z[{n},{k}]) - y[{n},{k}])")
+
+
+def mse(rows, targets, tape):
+    """loss[n,k] = (z - y)^2: d/dz = 2 (z - y)."""
+    return _per_entry(rows, targets, tape, lambda z, y: (z - y) ** 2, lambda z, y: 2 * (z - y),
+                      "2 (z[{n},{k}] - y[{n},{k}])")
