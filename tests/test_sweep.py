@@ -677,6 +677,21 @@ def test_ctrl_c_while_the_workers_still_load_is_one_line(tmp_path, delay):
     assert sweep.returncode == 130, err
     assert "Traceback" not in err and len(err.splitlines()) == 1, err
 
+def test_a_worker_starts_with_the_stop_signals_held_until_its_handlers_are_in_place():
+    """A Ctrl-C passed on while Python starts a worker waits for the worker's handlers (a
+    KeyboardInterrupt inside Python's start-up would be a traceback), then ends it in one line."""
+    from mlp_manual.cli.workers import _start_holding_signals
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    held = _start_holding_signals([sys.executable, "-c", "import signal, sys; "
+                                   "sys.stderr.write(repr(sorted(signal.pthread_sigmask(signal.SIG_BLOCK, []))))"],
+                                  dict(os.environ))
+    assert held.communicate(timeout=60)[1].decode() == repr(sorted({signal.SIGINT, signal.SIGTERM, signal.SIGHUP}))
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == before  # this process's own mask is as it was
+    worker = _start_holding_signals(sweep_command("--help"), dict(os.environ))
+    worker.send_signal(signal.SIGINT)  # still in Python's start-up
+    assert (worker.wait(timeout=60), worker.stderr.read().decode()) == (130, "Interrupted.\n")
+
+
 def test_ctrl_c_to_a_sweep_with_workers_is_said_once_and_status_shows_the_queued_trials(tmp_path):
     path, folder = write_sweep(tmp_path, trials=3, config=MEDIUM, pruner="none"), tmp_path / "out"
     sweep = subprocess.Popen(sweep_command("run", path, "--out", folder, "--workers", "2"), stdout=subprocess.PIPE,

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import threading
 
-from ..process import signal_name
+from ..process import STOP_SIGNALS, signal_name
 from .common import MACHINE_EXIT
 
 STORAGE_VARIABLE = "MLP_SWEEP_STORAGE"  # the study's URL, for the workers
@@ -67,6 +67,20 @@ def _watch_parent(parent: int) -> None:
     os.kill(os.getpid(), signal.SIGTERM)
 
 
+def _start_holding_signals(command: list[str], env: dict[str, str]) -> subprocess.Popen:
+    """Start a worker with the stop signals held (blocked; a new process inherits the signal mask
+    of the thread that starts it): one that comes while Python starts the worker (its site
+    packages, its first imports) waits until the worker's handlers are in place and release them
+    (process.program), instead of showing a KeyboardInterrupt traceback from Python's start-up."""
+    if not hasattr(signal, "pthread_sigmask"):  # Windows
+        return subprocess.Popen(command, env=env, start_new_session=True, stderr=subprocess.PIPE)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        return subprocess.Popen(command, env=env, start_new_session=True, stderr=subprocess.PIPE)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
 class Workers:
     """Processes of ``mlp-sweep run --worker`` (``start``), each in a session of its own (a
     Ctrl-C at the terminal reaches them once, from the parent), their standard error read line
@@ -84,7 +98,7 @@ class Workers:
         for i in range(count):
             if self.received is not None:
                 return
-            child = subprocess.Popen(command, env=env, start_new_session=True, stderr=subprocess.PIPE)
+            child = _start_holding_signals(command, env)
             self.children.append(child)
             if self.received is not None:  # it came while this one started
                 self._pass_on(child)
