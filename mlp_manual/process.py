@@ -76,13 +76,35 @@ def end_at_once_on_signals() -> None:
 def raise_on_signals() -> None:
     """From here on, Ctrl-C raises KeyboardInterrupt, and SIGTERM and SIGHUP raise Terminated (a
     KeyboardInterrupt that says which signal), so that a command ends on them as on Ctrl-C, in
-    one line, instead of dying silently."""
+    one line, instead of dying silently.
+
+    Python runs a signal's handler in whatever code runs when it comes. Raised while a module
+    loads (a command imports some of its modules as it needs them), a KeyboardInterrupt can
+    come out as another error (a RuntimeError from a dataclass's ``__set_name__``, an
+    ImportError from an extension module), or be printed as "Exception ignored in ..." with a
+    traceback and lost (a module lock's weakref callback). While an import is under way the
+    signal is therefore sent again a moment later, until it can be raised in the command's own
+    code."""
     from .errors import Terminated
 
-    def terminated(signum, frame):
-        raise Terminated(signum)
+    def stop(signum, frame):
+        if _importing(frame):
+            import threading
+
+            threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
+            return
+        raise KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
     for s in STOP_SIGNALS:
-        signal.signal(s, signal.default_int_handler if s == signal.SIGINT else terminated)
+        signal.signal(s, stop)
+
+
+def _importing(frame) -> bool:
+    """Whether ``frame`` runs inside an import (a frame of Python's import system calls it)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def last_words(said: bool = False) -> None:
@@ -95,16 +117,21 @@ def last_words(said: bool = False) -> None:
         end_at_once_on_signals()
 
 
-def interrupted(signum: int = signal.SIGINT) -> None:
-    """End the command after a stop signal outside a run's training steps: one line, exit code
-    ``exit_code(signum)``. Another signal meanwhile ends it at once, with the same line."""
+def interrupted(signum: int = signal.SIGINT, line: str | None = None) -> None:
+    """End the command after a stop signal: its last ``line`` (``Interrupted.`` unless given),
+    exit code ``exit_code(signum)``. Another signal meanwhile ends it at once, with the same line."""
     last_words()
     try:
-        sys.stderr.write(f"{interrupted_by(signum)}.\n")
+        sys.stderr.write(f"{line or interrupted_by(signum) + '.'}\n")
         sys.stderr.flush()
     except (OSError, ValueError):  # standard error closed too (a terminal gone): the exit code says it
         pass
     last_words(said=True)
+    # CPython (3.10 to 3.13) remembers a KeyboardInterrupt raised inside code that exec() ran from
+    # a string (a dataclass's generated __init__, as a module that defines one loads) as never
+    # handled, though the command caught it; under ``python -m`` (a sweep's workers) it then ends
+    # the process by SIGINT at exit instead of with this exit code. Running a string clears it.
+    exec("")
     sys.exit(exit_code(signum))
 
 
@@ -204,6 +231,8 @@ def program(module: str):
     stop signals end it at once while the command's modules load, as nothing has started."""
     def start() -> None:
         end_at_once_on_signals()
+        if hasattr(signal, "pthread_sigmask"):  # a sweep's worker starts with them held (cli.workers)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
         run_as_program(importlib.import_module(module).main)
     start.module = module
     start.__doc__ = f"The console script of {module}."

@@ -89,3 +89,45 @@ def test_a_console_script_keeps_freed_memory_unless_the_user_tunes_the_allocator
     result = subprocess.run([sys.executable, "-c", PROGRAM_PROBE], capture_output=True, text=True, timeout=60)
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout == f"{said}mlp-manual {__import__('mlp_manual').__version__}\n"
+
+
+PROGRAM = """
+import click, os, signal, sys
+from mlp_manual import process
+from mlp_manual.cli.common import user_errors
+
+@click.command()
+@user_errors
+def main():
+{body}
+
+process.run_as_program(main)
+"""
+
+
+def test_a_ctrl_c_caught_inside_code_that_exec_ran_still_ends_with_130(tmp_path):
+    """CPython remembers a KeyboardInterrupt raised in code that exec() ran from a string (a
+    dataclass's generated __init__) as unhandled, and under ``python -m`` would end the process by
+    SIGINT at exit (-2 here) instead of with the exit code the command chose."""
+    (tmp_path / "stopped.py").write_text(PROGRAM.format(body="    exec('raise KeyboardInterrupt')"))
+    result = subprocess.run([sys.executable, "-m", "stopped"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60)
+    assert (result.returncode, result.stderr) == (130, "Interrupted.\n")
+
+
+def test_a_signal_during_an_import_is_raised_in_the_commands_own_code(tmp_path):
+    """Raised while a module loads, the KeyboardInterrupt could come out as another error, or be
+    printed as "Exception ignored" and lost (a module lock's weakref callback): the handler sends
+    the signal again, to be raised once the import is over, where the command can handle it."""
+    body = """    from types import SimpleNamespace
+    import time
+    importer = SimpleNamespace(f_code=SimpleNamespace(co_filename="<frozen importlib._bootstrap>"), f_back=None)
+    module = SimpleNamespace(f_code=SimpleNamespace(co_filename="dataclasses.py"), f_back=importer)
+    signal.getsignal(signal.SIGTERM)(signal.SIGTERM, module)
+    print("not raised there")
+    time.sleep(30)
+    print("lost")"""
+    (tmp_path / "stopped.py").write_text(PROGRAM.format(body=body))
+    result = subprocess.run([sys.executable, "-m", "stopped"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (143, "not raised there\n", "Interrupted by SIGTERM.\n")

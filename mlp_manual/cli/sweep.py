@@ -17,7 +17,7 @@ from ..errors import (
     short_repr,
 )
 from ..options import NAME
-from ..process import STOP_SIGNALS, exit_code, interrupted_by, last_words
+from ..process import STOP_SIGNALS, interrupted, interrupted_by
 from ..readable import readable
 from .common import aligned, machine_failure, say, user_errors, version_option, writable_folder, write_csv
 from .workers import Workers, end_with_parent, worker_environment, worker_storage
@@ -162,11 +162,8 @@ def _spawn(sweep_file, folder: Path, url, trials: int, workers: int) -> None:
 
 def _interrupted(folder: Path, signum: int) -> None:
     """End ``mlp-sweep run`` after a signal: the running trials are saved and queued to continue."""
-    last_words()
-    say(f"{interrupted_by(signum)}: the running trials are saved in {folder / 'trials'}; run the same command again to "
-        "continue the sweep", err=True)
-    last_words(said=True)
-    sys.exit(exit_code(signum))
+    interrupted(signum, f"{interrupted_by(signum)}: the running trials are saved in {folder / 'trials'}; run the same "
+                "command again to continue the sweep")
 
 
 def trial_line(outcome, metric: str) -> str:

@@ -9,7 +9,7 @@ import click
 from ..config import config_from_dict, load_config
 from ..config.yaml_file import config_to_dict
 from ..errors import ConfigError, MachineError, TrainingDiverged, TrainingInterrupted
-from ..process import exit_code, interrupted_by, last_words
+from ..process import interrupted, interrupted_by, last_words
 from ..results.compare import compact
 from ..runs.folder import make_run_dir
 from ..runs.run import resume_run, train_run
@@ -135,12 +135,7 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
     except TrainingInterrupted as e:
         last_words()  # a signal from here on ends the process at once: the run is saved
         clear_progress()
-        try:
-            say(interrupted_line(e.run_dir, e.signum), err=True)
-        except OSError:  # SIGHUP: the terminal may be gone; the exit code and summary.json say it
-            pass
-        last_words(said=True)
-        sys.exit(exit_code(e.signum))
+        interrupted(e.signum, interrupted_line(e.run_dir, e.signum))
     if quiet and last:
         say(last[0])
 
