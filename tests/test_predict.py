@@ -17,7 +17,7 @@ from mlp_manual import load_model
 from mlp_manual.cli.evaluate import main as eval_main
 from mlp_manual.cli.predict import main as predict_main
 from mlp_manual.cli.train import main as train_main
-from mlp_manual.datasets.dataset import Preprocessing
+from mlp_manual.datasets.preprocessing import Preprocessing
 from mlp_manual.errors import DataError
 from mlp_manual.model import build_model
 from mlp_manual.predict.model_file import read_model, save_model

@@ -9,7 +9,8 @@ C = classes, K = regression targets.
 import math
 from dataclasses import dataclass
 
-from ..datasets.dataset import Dataset, Preprocessing
+from ..datasets.dataset import Dataset
+from ..datasets.preprocessing import Preprocessing
 from ..datasets.split_record import SplitRecord
 from ..datasets.vocabulary import Vocabulary
 from ..errors import ModelFileError

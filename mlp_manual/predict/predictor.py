@@ -9,14 +9,15 @@ import csv
 import os
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TextIO
 
 import numpy as np
 
 from ..datasets.categories import shown as cat_shown
-from ..datasets.csvfile import beyond
 from ..datasets.dataset import target_labels
-from ..datasets.rows import RowFile
+from ..datasets.numbers import beyond
+from ..datasets.rows import ModelColumns, RowFile
 from ..errors import DataError
 from ..layers.user_modules import check_user_layers
 from ..losses import LOSSES
@@ -193,18 +194,24 @@ NO_PREPROCESSING = ("this model file carries no description of its preprocessing
                     "mlp-manual before model files stored it): inputs are given to the model as they are")
 
 
+def model_columns(predictor: Predictor) -> ModelColumns:
+    """What the predictor's model takes from the rows of a file, as its preprocessing says (a
+    model file without one: numbers, only an empty cell missing)."""
+    info, p = predictor.info, predictor.info.preprocessing
+    columns = ModelColumns(info.raw_features, info.feature_names, dtype=predictor.model.dtype)
+    if p is None:
+        return columns
+    return replace(columns, categories=p.categories, unseen=p.unseen, decimal=p.decimal,
+                   missing=replace(columns.missing, texts=p.missing_values or (), filled=predictor.fills_missing))
+
+
 def predict_file(predictor: Predictor, path, out: TextIO, proba: bool = False, delimiter: str = ",",
                  chunk_rows: int = 4096, on_progress: Callable[[int], None] | None = None, keep: tuple = ()) -> int:
     """Predict every row of the CSV or ``.npy`` file ``path`` and write the ``header`` and one CSV
     row per input row to ``out``, a chunk at a time; the CSV columns ``keep`` (an ID column) come
     first, copied as they are. ``on_progress(bytes read)`` is called after each chunk. Returns the
     number of rows written."""
-    info = predictor.info
-    p = info.preprocessing
-    rows = RowFile(path, info.raw_features, info.feature_names, delimiter, chunk_rows, predictor.model.dtype, keep,
-                   missing=predictor.fills_missing, categories=p.categories if p else None,
-                   missing_values=(p.missing_values or ()) if p else (), decimal=p.decimal if p else ".",
-                   unseen=p.unseen if p else "error")
+    rows = RowFile(path, model_columns(predictor), delimiter, chunk_rows, keep)
     writer = csv.writer(out, lineterminator="\n")
     written = 0
     for first_row, X in rows:  # the header is written once the first chunk is known to be good

@@ -285,7 +285,7 @@ class MLPBase(BaseEstimator):
         ``preprocessing`` its inputs get first (none by default) and the ``feature_names`` of
         those inputs (default: the names it was fitted with, if any)."""
         from .. import __version__
-        from ..datasets.dataset import Preprocessing
+        from ..datasets.preprocessing import Preprocessing
         from ..predict.model_info import ModelInfo
 
         check_is_fitted(self)

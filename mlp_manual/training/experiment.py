@@ -12,8 +12,8 @@ import numpy as np
 from ..config import Config
 from ..config.memory import check_memory
 from ..datasets import Dataset, load_dataset
-from ..datasets.dataset import Preprocessing
 from ..datasets.load import dataset_label
+from ..datasets.preprocessing import Preprocessing
 from ..datasets.split_record import SplitRecord
 from ..errors import ConfigError
 from ..layers.registry import LAYERS, all_specs
