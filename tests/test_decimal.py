@@ -136,6 +136,6 @@ def test_the_decimal_mark_travels_in_the_model_file_and_is_checked_on_loading():
     spec = p.to_json()
     assert spec["decimal"] == "," and Preprocessing.from_json(spec, 1).decimal == ","
     assert "decimal" not in Preprocessing.fit("standardize", np.array([[1.0], [3.0]])).to_json()
-    assert Preprocessing.from_json({"kind": "none"}, 1).decimal == "."  # a file written before marks were kept
+    assert Preprocessing.from_json({"kind": "none"}, 1).decimal == "."  # "." is not written
     with pytest.raises(ValueError, match="decimal must be one of '.', ','"):
         Preprocessing.from_json({**spec, "decimal": ";"}, 1)

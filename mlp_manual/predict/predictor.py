@@ -182,16 +182,16 @@ def _array_where(name: str, first_row: int) -> Callable[..., str]:
 
 
 def load_predictor(path: str | os.PathLike) -> Predictor:
-    """The model file at ``path`` ready to predict. A file written before model files carried their
-    preprocessing still loads, with a warning that its inputs are used as they are."""
+    """The model file at ``path`` ready to predict. A file saved without a description of its data
+    still loads, with a warning that its inputs are used as they are."""
     model, info = read_model(path)
     if info.preprocessing is None:
         warnings.warn(f"{path}: {NO_PREPROCESSING}", stacklevel=2)
     return Predictor(model, info)
 
 
-NO_PREPROCESSING = ("this model file carries no description of its preprocessing (saved without one, or by an "
-                    "mlp-manual before model files stored it): inputs are given to the model as they are")
+NO_PREPROCESSING = ("this model file carries no description of its preprocessing (it was saved without one): "
+                    "inputs are given to the model as they are")
 
 
 def model_columns(predictor: Predictor) -> ModelColumns:

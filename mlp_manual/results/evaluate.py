@@ -169,8 +169,8 @@ def evaluate_file(model_path, path, *, config_path=None) -> SplitEvaluation:
         raise DataError(f"{path}: no such file")
     model, info = read_model(model_path)
     if info.task is None or info.preprocessing is None:
-        raise DataError(f"{model_path}: this model file does not describe its data (it was written before model "
-                        "files did), so a file cannot be evaluated with it; evaluate its run's split instead")
+        raise DataError(f"{model_path}: this model file does not describe its data (it was saved without a "
+                        "description), so a file cannot be evaluated with it; evaluate its run's split instead")
     p = info.preprocessing
     options = CsvOptions(target=cfg.data.target, header=cfg.data.header, delimiter=cfg.data.delimiter,
                          decimal=p.decimal, task=info.task, columns=cfg.data.columns, drop=cfg.data.drop,
