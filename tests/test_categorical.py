@@ -15,7 +15,7 @@ from mlp_manual import load_predictor
 from mlp_manual.cli.evaluate import main as eval_main
 from mlp_manual.cli.predict import main as predict_main
 from mlp_manual.cli.train import main as train_main
-from mlp_manual.datasets.dataset import Preprocessing
+from mlp_manual.datasets.preprocessing import Preprocessing
 from mlp_manual.predict.model_file import read_model
 
 COLOURS, SIZES = ["blue", "green", "red"], ["L", "M", "S"]

@@ -13,7 +13,7 @@ from datafiles import FLOWER_FEATURES, flowers_csv
 from mlp_manual.cli.evaluate import main as eval_main
 from mlp_manual.cli.predict import main as predict_main
 from mlp_manual.cli.train import main as train_main
-from mlp_manual.datasets.csvfile import read_csv
+from mlp_manual.datasets.csvfile import CsvOptions, read_csv
 from mlp_manual.errors import DataError
 from mlp_manual.predict.model_file import read_model
 
@@ -73,8 +73,8 @@ def test_columns_choose_the_features_in_their_order(flowers_with_ids):
     assert train(flowers_with_ids, "chosen", columns=chosen).exit_code == 0
     _, info = read_model(flowers_with_ids / "chosen" / "model.npz")
     assert info.feature_names == tuple(chosen)
-    table = read_csv(flowers_with_ids / "train.csv", "species", columns=(2, "petal_length"))
-    full = read_csv(flowers_with_ids / "train.csv", "species")
+    table = read_csv(flowers_with_ids / "train.csv", CsvOptions(target="species", columns=(2, "petal_length")))
+    full = read_csv(flowers_with_ids / "train.csv", CsvOptions(target="species"))
     assert table.feature_names == (full.feature_names[2], "petal_length")  # full: id, then the flowers' features
     assert np.array_equal(table.X, full.X[:, [2, 1 + FLOWER_FEATURES.index("petal_length")]])
 
@@ -100,8 +100,8 @@ def test_a_name_needs_a_header_and_an_item_must_be_a_name_or_an_index(tmp_path):
     path = tmp_path / "noheader.csv"
     path.write_text("1,2,3,0\n4,5,6,1\n")
     with pytest.raises(DataError, match="data.drop names column 'id', but the file has no header"):
-        read_csv(path, -1, header=False, drop=("id",))
-    assert read_csv(path, -1, header=False, drop=(0,)).X.tolist() == [[2, 3], [5, 6]]
+        read_csv(path, CsvOptions(header=False, drop=("id",)))
+    assert read_csv(path, CsvOptions(header=False, drop=(0,))).X.tolist() == [[2, 3], [5, 6]]
     (tmp_path / "c.yaml").write_text("data: {name: csv, path: noheader.csv, drop: [1.5]}\n")
     result = invoke_cli(train_main, "--config", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "r"))
     assert result.exit_code == 1 and "data.drop[0] must be a column name or index, got 1.5" in result.output

@@ -8,8 +8,9 @@ import pytest
 
 from mlp_manual.config import DataConfig
 from mlp_manual.datasets import load_dataset
-from mlp_manual.datasets.csvfile import read_csv
-from mlp_manual.datasets.dataset import Dataset, Preprocessing, check_arrays, split
+from mlp_manual.datasets.csvfile import CsvOptions, read_csv
+from mlp_manual.datasets.dataset import Dataset, check_arrays, split
+from mlp_manual.datasets.preprocessing import Preprocessing
 from mlp_manual.errors import DataError
 
 
@@ -94,7 +95,7 @@ def test_scale_maps_training_range_to_unit_interval():
 def test_csv_with_header_target_by_name_and_text_labels(tmp_path):
     path = tmp_path / "iris.csv"
     path.write_text("a,b,species\n1,2,setosa\n3,4,virginica\n5,6,setosa\n")
-    X, y, names, features, target, *_ = read_csv(path, target="species")
+    X, y, names, features, target, *_ = read_csv(path, CsvOptions(target="species"))
     assert X.tolist() == [[1, 2], [3, 4], [5, 6]] and y.tolist() == [0, 1, 0] and names == ["setosa", "virginica"]
     assert features == ("a", "b") and target == "species"
     ds = load_dataset(DataConfig(name="csv", path=str(path), target="species", val_fraction=0), np.random.default_rng(0))
@@ -105,7 +106,7 @@ def test_csv_with_header_target_by_name_and_text_labels(tmp_path):
 def test_csv_regression_and_target_index(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text("0.5,1,2\n1.5,3,4\n")
-    X, y, _, features, target, *_ = read_csv(path, target=0, header=False, task="regression")
+    X, y, _, features, target, *_ = read_csv(path, CsvOptions(target=0, header=False, task="regression"))
     assert X.tolist() == [[1, 2], [3, 4]] and y.tolist() == [[0.5], [1.5]] and features is target is None
 
 
@@ -122,7 +123,7 @@ def test_csv_errors_name_the_line(tmp_path, text, kwargs, message):
     path = tmp_path / "d.csv"
     path.write_text(text)
     with pytest.raises(DataError) as e:
-        read_csv(path, **kwargs)
+        read_csv(path, CsvOptions(**kwargs))
     assert message in str(e.value) and str(path) in str(e.value)
 
 
@@ -155,10 +156,10 @@ def test_csv_with_given_validation_and_test_files(tmp_path):
 def test_a_spreadsheet_byte_order_mark_is_not_part_of_the_first_column(tmp_path):
     path = tmp_path / "excel.csv"
     path.write_bytes("\ufeffsepal,petal,species\n1,2,a\n3,4,b\n".encode("utf-8"))
-    X, y, classes, features, *_ = read_csv(path, target="species")
+    X, y, classes, features, *_ = read_csv(path, CsvOptions(target="species"))
     assert X.shape == (2, 2) and classes == ["a", "b"] and features == ("sepal", "petal")
     path.write_bytes("\ufeffsepal,petal\n1,2\n3,4\n".encode("utf-8"))
-    X, y, *_ = read_csv(path, target="sepal", task="regression")
+    X, y, *_ = read_csv(path, CsvOptions(target="sepal", task="regression"))
     assert y[:, 0].tolist() == [1.0, 3.0] and X[:, 0].tolist() == [2.0, 4.0]
 
 

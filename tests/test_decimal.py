@@ -14,8 +14,8 @@ from mlp_manual import load_predictor
 from mlp_manual.cli.evaluate import main as eval_main
 from mlp_manual.cli.predict import main as predict_main
 from mlp_manual.cli.train import main as train_main
-from mlp_manual.datasets.csvfile import read_csv
-from mlp_manual.datasets.dataset import Preprocessing
+from mlp_manual.datasets.csvfile import CsvOptions, read_csv
+from mlp_manual.datasets.preprocessing import Preprocessing
 from mlp_manual.errors import DataError
 from mlp_manual.predict.model_file import read_model
 
@@ -122,12 +122,13 @@ def test_the_model_reads_new_rows_written_with_decimal_commas_everywhere(tables,
 
 def test_cells_and_regression_targets_read_with_a_decimal_comma(tmp_path):
     (tmp_path / "r.csv").write_text("a;b;y\n0,84;-1,5e3;2,5\n1;1,25E-2;-0,125\n  3,0 ;NA;7\n")
-    table = read_csv(tmp_path / "r.csv", "y", delimiter=";", task="regression", missing="mean", decimal=",")
+    table = read_csv(tmp_path / "r.csv", CsvOptions(target="y", delimiter=";", task="regression", missing="mean",
+                                                    decimal=","))
     np.testing.assert_array_equal(table.X, [[0.84, -1500.0], [1.0, 0.0125], [3.0, np.nan]])
     np.testing.assert_array_equal(table.y, [[2.5], [-0.125], [7.0]])
     (tmp_path / "t.csv").write_text("a;b;y\n1.234,5;2;0\n0,5;3;1\n2;4;0\n")  # no thousands separator
     with pytest.raises(DataError, match=r"line 2, column 1 \(a\): '1.234,5' is not a number \(a column of categories"):
-        read_csv(tmp_path / "t.csv", "y", delimiter=";", decimal=",")
+        read_csv(tmp_path / "t.csv", CsvOptions(target="y", delimiter=";", decimal=","))
 
 
 def test_the_decimal_mark_travels_in_the_model_file_and_is_checked_on_loading():
@@ -135,6 +136,6 @@ def test_the_decimal_mark_travels_in_the_model_file_and_is_checked_on_loading():
     spec = p.to_json()
     assert spec["decimal"] == "," and Preprocessing.from_json(spec, 1).decimal == ","
     assert "decimal" not in Preprocessing.fit("standardize", np.array([[1.0], [3.0]])).to_json()
-    assert Preprocessing.from_json({"kind": "none"}, 1).decimal == "."  # a file written before marks were kept
+    assert Preprocessing.from_json({"kind": "none"}, 1).decimal == "."  # "." is not written
     with pytest.raises(ValueError, match="decimal must be one of '.', ','"):
         Preprocessing.from_json({**spec, "decimal": ";"}, 1)

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from mlp_manual.cli.evaluate import main as eval_main
 from mlp_manual.cli.train import main as train_main
 from mlp_manual.config import dump_config, load_config
-from mlp_manual.datasets.dataset import Preprocessing
+from mlp_manual.datasets.preprocessing import Preprocessing
 from mlp_manual.errors import ConfigError, DataError, ModelFileError
 from mlp_manual.model import build_model
 from mlp_manual.predict.model_file import save_model

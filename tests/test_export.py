@@ -15,7 +15,7 @@ ort = pytest.importorskip("onnxruntime")
 from mlp_manual import Layer, Model, ReLU, Residual, build_model, load_model, save_model  # noqa: E402
 from mlp_manual.cli.export import main  # noqa: E402
 from mlp_manual.cli.train import main as train_main  # noqa: E402
-from mlp_manual.datasets.dataset import Preprocessing  # noqa: E402
+from mlp_manual.datasets.preprocessing import Preprocessing  # noqa: E402
 from mlp_manual.errors import ExportError  # noqa: E402
 from mlp_manual.export.graph import exportable_types  # noqa: E402
 from mlp_manual.export.onnx import export_file, export_model  # noqa: E402

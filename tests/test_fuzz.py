@@ -18,7 +18,7 @@ from mlp_manual import files
 from mlp_manual.config import Config, config_from_dict, load_config, parse_override
 from mlp_manual.config.bounded_yaml import MAX_DEPTH, MAX_VALUES, load_bounded
 from mlp_manual.config.memory import check_memory
-from mlp_manual.datasets.csvfile import read_csv
+from mlp_manual.datasets.csvfile import CsvOptions, read_csv
 from mlp_manual.errors import MLPManualError
 from mlp_manual.model import Model
 from mlp_manual.predict.model_file import load_model
@@ -156,7 +156,7 @@ def test_csv_reader_gives_arrays_or_a_data_error(content, target, header, delimi
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "fuzz.csv"
         path.write_bytes(content)
-        out = only_our_errors(read_csv, path, target, header, delimiter, task)
+        out = only_our_errors(read_csv, path, CsvOptions(target=target, header=header, delimiter=delimiter, task=task))
     if out is not None:
         X, y, names, _, _ = out
         assert X.ndim == 2 and len(X) == len(y) and np.all(np.isfinite(X)) and np.all(np.isfinite(y))

@@ -17,8 +17,8 @@ from mlp_manual import load_model
 from mlp_manual.cli.evaluate import main as eval_main
 from mlp_manual.cli.predict import main as predict_main
 from mlp_manual.cli.train import main as train_main
-from mlp_manual.datasets.dataset import Preprocessing
-from mlp_manual.errors import DataError
+from mlp_manual.datasets.preprocessing import Preprocessing
+from mlp_manual.errors import DataError, ModelFileError
 from mlp_manual.model import build_model
 from mlp_manual.predict.model_file import read_model, save_model
 from mlp_manual.predict.model_info import ModelInfo
@@ -185,16 +185,17 @@ def test_an_image_model_takes_rows_or_images_and_regression_names_its_columns(tm
         predictor.predict_proba(images)
 
 
-def test_an_old_model_file_still_predicts_with_a_note_that_it_carries_no_preprocessing(tmp_path):
-    model, info = read_model(FILES / "xor-model.npz")
-    assert info.preprocessing is None and info.classes == (0, 1) and info.task == "classification"
+def test_a_model_file_without_a_description_predicts_with_a_note_that_it_carries_no_preprocessing(tmp_path):
+    model, info = read_model(FILES / "xor-model.npz")  # saved without a description of its data
+    assert info.preprocessing is None and info.task is None and info.classes is None and info.n_features == 2
     with pytest.warns(UserWarning, match="carries no description of its preprocessing"):
         predictor = load_predictor(FILES / "xor-model.npz")
-    assert predictor.predict(np.array([[0, 0], [0, 1]])).tolist() == model.forward(
-        np.array([[0, 0], [0, 1]], dtype=np.float32)).argmax(1).tolist()
+    assert np.array_equal(predictor.predict(np.array([[0, 0], [0, 1]])),
+                          model.forward(np.array([[0, 0], [0, 1]], dtype=np.float32)))
     (tmp_path / "x.csv").write_text("0,0\n1,0\n")
     result = invoke_cli(predict_main, "--model", str(FILES / "xor-model.npz"), "--input", str(tmp_path / "x.csv"))
-    assert result.exit_code == 0 and result.stdout.splitlines()[0] == "prediction" and len(result.stdout.splitlines()) == 3
+    assert result.exit_code == 0 and result.stdout.splitlines()[0] == "prediction_y0,prediction_y1"
+    assert len(result.stdout.splitlines()) == 3
     assert "note: " in result.output and "carries no description of its preprocessing" in result.output
 
 
@@ -208,6 +209,18 @@ def test_a_model_saved_without_a_description_predicts_its_raw_outputs(tmp_path, 
     assert predictor.header() == ["prediction_y0", "prediction_y1"]
     assert np.array_equal(predictor.predict(X), model.forward(X.astype(np.float32)))
     assert isinstance(Predictor(model, predictor.info).predict(X[:0]), np.ndarray)
+
+
+def test_a_model_spec_without_its_dtype_is_damaged(tmp_path, rng):
+    save_model(build_model([{"type": "linear"}], 3, 2, rng), tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz") as f:
+        arrays = {k: f[k] for k in f.files}
+    spec = json.loads(str(arrays["__spec__"]))
+    assert spec.pop("dtype") == "float32"  # every model file says its dtype
+    np.savez(tmp_path / "m.npz", **{**arrays, "__spec__": np.array(json.dumps(spec))})
+    with pytest.raises(ModelFileError, match=re.escape(f"{tmp_path / 'm.npz'}: damaged model spec (dtype None, "
+                                                       "expected one of float16, float32, float64)")):
+        load_model(tmp_path / "m.npz")
 
 
 def test_a_progress_bar_is_drawn_only_when_asked_for_by_a_terminal(flowers, tmp_path, monkeypatch):

@@ -24,7 +24,7 @@ from mlp_manual.cli.train import main as train_main  # noqa: E402
 from mlp_manual.config import Config  # noqa: E402
 from mlp_manual.predict.model_file import load_model  # noqa: E402
 from mlp_manual.sklearn import MLPClassifier, MLPRegressor  # noqa: E402
-from mlp_manual.sklearn.base import CONFIG_KEYS, hidden_layers  # noqa: E402
+from mlp_manual.sklearn.params import CONFIG_KEYS, hidden_layers  # noqa: E402
 
 # enough for the checks' accuracy and R^2 thresholds; a fixed seed (scikit-learn's default is none)
 FAST = {"max_iter": 20, "learning_rate_init": 0.01, "hidden_layer_sizes": (16,), "batch_size": 32, "random_state": 0}

@@ -563,7 +563,7 @@ def test_a_sweep_folder_whose_journal_is_gone_is_not_started_afresh_over_its_tri
 
 def test_a_journal_write_cut_short_by_a_full_disk_leaves_no_partial_line(tmp_path, monkeypatch):
     from mlp_manual.errors import MachineError
-    from mlp_manual.sweep import journal as journal_module
+    from mlp_manual.sweep import journal_file as journal_module
     from mlp_manual.sweep.storage import StudyStorage
 
     notes = []

@@ -18,7 +18,7 @@ from sweeps import MOONS, run_sweep, study_of, write_sweep  # noqa: E402
 from mlp_manual.cli.sweep import main as sweep_cli  # noqa: E402
 from mlp_manual.errors import ConfigError  # noqa: E402
 from mlp_manual.sweep.spec import load_sweep  # noqa: E402
-from mlp_manual.sweep.storage import without_password  # noqa: E402
+from mlp_manual.sweep.urls import without_password  # noqa: E402
 
 SECRET = "SECRETSALT"
 SHADOW = (f"root:$6${SECRET}$Qx1bq0v3Jdr8cVb2:19000:0:99999:7:::\n"

@@ -64,7 +64,7 @@ def test_an_unreachable_database_is_one_line(tmp_path):
 
 
 def test_the_password_is_not_written_to_the_sweep_folder(tmp_path):
-    from mlp_manual.sweep.storage import without_password
+    from mlp_manual.sweep.urls import without_password
 
     assert without_password("postgresql://me:secret@db:5432/s") == "postgresql://me@db:5432/s"
     assert without_password("postgresql://me@db/s") == "postgresql://me@db/s"

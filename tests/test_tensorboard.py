@@ -18,15 +18,9 @@ import pytest
 from mlp_manual.config import load_config
 from mlp_manual.errors import TrainingInterrupted
 from mlp_manual.runs import tensorboard
+from mlp_manual.runs.event_file import crc32c, masked_crc, varint
 from mlp_manual.runs.run import resume_run, train_run
-from mlp_manual.runs.tensorboard import (
-    EVENTS_NAME,
-    KEPT_EVENTS,
-    RunEvents,
-    crc32c,
-    masked_crc,
-    varint,
-)
+from mlp_manual.runs.tensorboard import EVENTS_NAME, KEPT_EVENTS, RunEvents
 
 event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator",
                                         reason="TensorBoard is not installed (pip install tensorboard)")

@@ -79,22 +79,10 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
         mlp-explain --html chain.html --example chain
     """
     if example:
-        if not html_path:
-            raise click.UsageError("--example writes a page: give --html too")
-        if config_path or model_path or overrides:
-            raise click.UsageError("--example is a built-in page: it takes no --config, --model or --set")
-        write_page(EXAMPLES[example](), output_file(html_path, "--html", ".html"))
-        return
-    if not config_path and not model_path:
-        raise click.UsageError("give --config, or --model with a config.yaml beside it")
-    if not config_path:  # a given config that is missing is named when it is read
-        config_path = Path(model_path).with_name("config.yaml")
-        if not config_path.is_file():
-            raise click.UsageError(f"{config_path}: no run config beside the model; pass --config")
-    if graph_path:
-        graph_path = output_file(graph_path, "--graph", ".png")
-    if html_path:
-        html_path = output_file(html_path, "--html", ".html")
+        return write_example(example, html_path, bool(config_path or model_path or overrides))
+    config_path = run_config(config_path, model_path)
+    graph_path = graph_path and output_file(graph_path, "--graph", ".png")
+    html_path = html_path and output_file(html_path, "--html", ".html")
     cfg = load_config(config_path, list(overrides))
     exp = prepare(cfg)
     model = exp.model
@@ -123,6 +111,29 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
         say(f"wrote {graph_path}")
     if html_path:
         write_page(page, html_path)
+
+
+def write_example(example: str, html_path, with_a_run: bool) -> None:
+    """The built-in worked example ``example``, as a page written to ``html_path``; a usage error
+    ``with_a_run`` (--config, --model or --set given)."""
+    if not html_path:
+        raise click.UsageError("--example writes a page: give --html too")
+    if with_a_run:
+        raise click.UsageError("--example is a built-in page: it takes no --config, --model or --set")
+    write_page(EXAMPLES[example](), output_file(html_path, "--html", ".html"))
+
+
+def run_config(config_path, model_path):
+    """The config the pass is made with: ``config_path``, or the config.yaml beside
+    ``model_path`` (a given config that is missing is named when it is read)."""
+    if config_path:
+        return config_path
+    if not model_path:
+        raise click.UsageError("give --config, or --model with a config.yaml beside it")
+    config_path = Path(model_path).with_name("config.yaml")
+    if not config_path.is_file():
+        raise click.UsageError(f"{config_path}: no run config beside the model; pass --config")
+    return config_path
 
 
 def write_page(data: dict, path: Path) -> None:

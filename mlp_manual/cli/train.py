@@ -101,22 +101,9 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
         if resume_dir:
             resume_run(resume_dir, echo, epochs=epochs, log_every=log_every, on_step=bar)
         else:
-            overrides = list(overrides)
-            if seed is not None:
-                overrides.append(f"seed={seed}")
-            if data_dir is not None:
-                overrides.append(f"data.data_dir={data_dir}")
-            if diagnostics:
-                overrides.append("diagnostics.enabled=true")
-            if epochs is not None:
-                overrides.append(f"training.epochs={epochs}")
-            if init_from is not None:
-                overrides.append(f"model.init_from={init_from}")
-            if config_path:
-                cfg = load_config(config_path, overrides)
-            else:  # the documented defaults, said first: a forgotten config would otherwise train unnoticed
-                cfg = config_from_dict({"name": "defaults"}, "the defaults (no config given)", overrides)
-                say(defaults_line(cfg), err=quiet)
+            shortcuts = {"seed": seed, "data.data_dir": data_dir, "diagnostics.enabled": "true" if diagnostics else None,
+                         "training.epochs": epochs, "model.init_from": init_from}  # each the same as --set KEY=VALUE
+            cfg = _load(config_path, [*overrides, *(f"{k}={v}" for k, v in shortcuts.items() if v is not None)], quiet)
             if overfit_batch:
                 if not run_overfit(prepare(cfg), overfit_batch, max_steps, echo):
                     sys.exit(1)
@@ -125,19 +112,37 @@ def main(config_path, overrides, out, overwrite, seed, data_dir, diagnostics, re
                 return run_find_lr(cfg, out, overwrite, echo)
             train_run(cfg, out, overwrite, echo, log_every=log_every, on_step=bar)
     except TrainingDiverged as e:
-        clear_progress()
-        say(f"Error: {e}. The last finite weights are saved in {e.run_dir / 'model.npz'} and "
-            f"{e.run_dir / 'summary.json'} says why it stopped. Try a lower learning rate "
-            "(optimizer.lr) or gradient clipping (optimizer.clip_norm).", err=True)
-        sys.exit(DIVERGED_EXIT)
+        _diverged(e)
     except MachineError as e:  # a full disk, the run folder made read-only or removed
         machine_failure(f"{e}{resume_hint(e.run_dir)}")
     except TrainingInterrupted as e:
-        last_words()  # a signal from here on ends the process at once: the run is saved
-        clear_progress()
-        interrupted(e.signum, interrupted_line(e.run_dir, e.signum))
+        _interrupted(e)
     if quiet and last:
         say(last[0])
+
+
+def _load(config_path, overrides: list[str], quiet: bool):
+    """The config of ``config_path`` with ``overrides``, or without one the documented defaults,
+    said first: a forgotten config would otherwise train unnoticed."""
+    if config_path:
+        return load_config(config_path, overrides)
+    cfg = config_from_dict({"name": "defaults"}, "the defaults (no config given)", overrides)
+    say(defaults_line(cfg), err=quiet)
+    return cfg
+
+
+def _diverged(e: TrainingDiverged) -> None:
+    clear_progress()
+    say(f"Error: {e}. The last finite weights are saved in {e.run_dir / 'model.npz'} and "
+        f"{e.run_dir / 'summary.json'} says why it stopped. Try a lower learning rate "
+        "(optimizer.lr) or gradient clipping (optimizer.clip_norm).", err=True)
+    sys.exit(DIVERGED_EXIT)
+
+
+def _interrupted(e: TrainingInterrupted) -> None:
+    last_words()  # a signal from here on ends the process at once: the run is saved
+    clear_progress()
+    interrupted(e.signum, interrupted_line(e.run_dir, e.signum))
 
 
 def defaults_line(cfg) -> str:

@@ -13,7 +13,9 @@ import numpy as np
 from .. import machine
 from ..errors import DataError
 from ..readable import readable_bytes
-from .cells import is_missing, is_number, marked_otherwise, missing_problem, numbers_as_text
+from .cells import is_number, marked_otherwise, numbers_as_text
+from .columns import CsvRows
+from .missing import MissingCells, is_missing
 
 # data.unseen_category: what a category the training split never had becomes: an error naming
 # it, or all-zero one-hot columns
@@ -23,66 +25,65 @@ UNSEEN_KINDS = ("error", "zeros")
 MAX_DETECTED = 100
 
 
-def detect(rows: list, features: list[int], names: list[str] | None, name, missing_values=(),
-           decimal: str = ".", delimiter: str = ",") -> list[int]:
-    """The feature columns (indices into each row) of ``rows`` [(line, cells), ...] that hold
-    text: more than half of their filled cells (neither empty nor one of ``missing_values``) are
-    not numbers written with ``decimal`` as the decimal mark. A column with fewer texts than
-    that is numbers with a mistake, which the reader of numbers reports by its cell. DataError
-    for a text column whose every filled cell is a number written with the other decimal mark
-    (``0,84``: numbers, not categories; ``delimiter`` is the file's), and for one with a
-    different text in most rows (an ID or free text)."""
+def detect(table: CsvRows, features: list[int], missing_values=(), decimal: str = ".",
+           delimiter: str = ",") -> list[int]:
+    """The feature columns (indices into each row) of ``table`` that hold text: more than half
+    of their filled cells (neither empty nor one of ``missing_values``) are not numbers written
+    with ``decimal`` as the decimal mark. A column with fewer texts than that is numbers with a
+    mistake, which the reader of numbers reports by its cell. DataError for a text column whose
+    every filled cell is a number written with the other decimal mark (``0,84``: numbers, not
+    categories; ``delimiter`` is the file's), and for one with a different text in most rows (an
+    ID or free text)."""
     chosen = []
     for k in features:
-        cells = [c for c in (r[k].strip() for _, r in rows) if not is_missing(c, missing_values)]
+        cells = [c for c in table.cells(k) if not is_missing(c, missing_values)]
         texts = sum(not is_number(c, decimal) for c in cells)
         if texts * 2 <= len(cells):
             continue
-        label = repr(names[k]) if names else f"column {k + 1}"
+        label = table.label(k)
         example = marked_otherwise(cells, decimal)
         if example is not None:
-            column = f"column {label}" if names else label
-            raise DataError(f"{name}: {numbers_as_text(column, example, decimal, delimiter)}")
+            column = f"column {label}" if table.names else label
+            raise DataError(f"{table.name}: {numbers_as_text(column, example, decimal, delimiter)}")
         distinct = len(set(cells))
-        if distinct > MAX_DETECTED and distinct * 2 > len(rows):
-            raise DataError(f"{name}: {label} holds text with {distinct} different values in {len(rows)} rows, too "
-                            "many to be categories (an ID or free text?); leave it out with data.drop, or name "
-                            "the categorical columns in data.categorical")
+        if distinct > MAX_DETECTED and distinct * 2 > len(table.rows):
+            raise DataError(f"{table.name}: {label} holds text with {distinct} different values in {len(table.rows)} "
+                            "rows, too many to be categories (an ID or free text?); leave it out with data.drop, or "
+                            "name the categorical columns in data.categorical")
         chosen.append(k)
     return chosen
 
 
-MISSING_REMEDY = " (or fill such cells: data.missing: most_frequent)"
+# the end of the message about a category a model's categories lack
+UNSEEN_REMEDY = (" (the model was trained with data.unseen_category: error; one trained with zeros reads it as all "
+                 "zeros)")
 
 
-def encode(rows: list, column: int, where, known: list[str] | None = None, missing: bool = False,
-           unseen: str = "error", remedy: str = "", missing_remedy: str = MISSING_REMEDY,
-           missing_values=()) -> tuple[np.ndarray, list[str]]:
-    """The cells of ``column`` of ``rows`` [(line, cells), ...] as codes (N,) float64, and the
-    categories they index: ``known`` when given, else the column's own distinct texts, sorted.
+def encode(table: CsvRows, column: int, missing: MissingCells, known: list[str] | None = None,
+           unseen: str = "error") -> tuple[np.ndarray, list[str]]:
+    """The cells of ``column`` of ``table`` as codes (N,) float64, and the categories they
+    index: ``known`` (a model's) when given, else the column's own distinct texts, sorted.
 
-    A cell is stripped of surrounding spaces. A missing one (empty, or one of ``missing_values``)
-    is NaN with ``missing``, else a DataError; a text not in ``known`` is -1 when ``unseen`` is
-    "zeros", else a DataError. ``where(line)`` names a cell in messages; ``remedy`` ends the
-    message of an unseen text, ``missing_remedy`` that of a missing one.
+    A cell is stripped of surrounding spaces. A missing one is NaN when ``missing`` fills it,
+    else a DataError; a text not in ``known`` is -1 when ``unseen`` is "zeros", else a
+    DataError naming the cell.
     """
-    cells = [r[column].strip() for _, r in rows]
-    categories = known if known is not None else sorted(set(c for c in cells if not is_missing(c, missing_values)))
+    cells = table.cells(column)
+    categories = known if known is not None else sorted(set(c for c in cells if not missing.holds(c)))
     index = {c: i for i, c in enumerate(categories)}
     codes = np.empty(len(cells))
-    for i, ((line, _), cell) in enumerate(zip(rows, cells)):
-        if is_missing(cell, missing_values):
-            if not missing:
-                raise DataError(f"{where(line)}: {missing_problem(cell)}; a missing category cannot be used: fill it "
-                                f"in or remove the row{missing_remedy}")
+    for i, ((line, _), cell) in enumerate(zip(table.rows, cells)):
+        if missing.holds(cell):
+            if not missing.filled:
+                raise missing.refused(table.where(line, column), cell, "category cannot be used", category=True)
             codes[i] = np.nan
         elif cell in index:
             codes[i] = index[cell]
         elif unseen == "zeros":
             codes[i] = -1
         else:
-            raise DataError(f"{where(line)}: {cell!r} is not one of the categories the model was trained on "
-                            f"({shown(categories)}){remedy}")
+            raise DataError(f"{table.where(line, column)}: {cell!r} is not one of the categories the model was "
+                            f"trained on ({shown(categories)}){UNSEEN_REMEDY}")
     return codes, categories
 
 

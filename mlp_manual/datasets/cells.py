@@ -1,19 +1,13 @@
-"""What a cell of a CSV holds: a number, a missing value, or text (a category).
+"""What a cell of a CSV holds: a number, a missing value (missing.py), or text (a category).
 
-A cell is read stripped of surrounding spaces. An empty one is a missing value, and so is one
-whose text is among ``data.missing_values``: R writes ``NA``, pandas ``NaN`` or nothing,
-spreadsheets ``#N/A``, databases ``NULL``, UCI's files ``?``. What a missing value becomes is
-``data.missing``'s choice: an error naming the cell, or the training split's fill value.
-
-A number is written with ``data.decimal`` as its decimal mark: ``.``, or ``,`` as in files
-exported in many European locales (``0,84``). A thousands separator is not read: with ``,``
-as the mark a ``.`` in a cell makes it text, never a separator skipped.
+A cell is read stripped of surrounding spaces. A number is written with ``data.decimal`` as its
+decimal mark: ``.``, or ``,`` as in files exported in many European locales (``0,84``). A
+thousands separator is not read: with ``,`` as the mark a ``.`` in a cell makes it text, never a
+separator skipped.
 """
 
 from collections.abc import Callable
 
-# data.missing_values: the default texts of a missing value (besides an empty cell)
-MISSING_VALUES = ("NA", "N/A", "n/a", "#N/A", "NaN", "nan", "null", "NULL", "None", "?")
 # data.decimal: the decimal marks a number may be written with
 DECIMAL_MARKS = (".", ",")
 MARK_NAMES = {".": "a decimal point", ",": "a decimal comma"}
@@ -72,13 +66,3 @@ def numbers_as_text(column: str, example: str, decimal: str, delimiter: str) -> 
     if decimal == ".":
         return f"{problem}; set data.decimal: {mark!r}{categories}"
     return f"{problem}, but data.decimal is {decimal!r}; write them with {decimal!r}{categories}"
-
-
-def is_missing(cell: str, markers) -> bool:
-    """Whether the stripped text ``cell`` is a missing value: empty, or one of ``markers``."""
-    return not cell or cell in markers
-
-
-def missing_problem(cell: str) -> str:
-    """How a message names a missing value: ``the cell is empty`` or ``the cell is 'NA'``."""
-    return "the cell is empty" if not cell else f"the cell is {cell!r}, a missing value"

@@ -1,17 +1,27 @@
-"""Reading a user's CSV file into features and targets, with errors that name the line."""
+"""Reading a user's CSV file into features and targets, with errors that name the line: the
+file's rows and header here, then its columns (columns.py), its number cells and missing values
+(numbers.py, missing.py), its categories (categories.py) and its target (targets.py).
+
+N = rows, D = feature columns.
+"""
 
 import csv
 import os
+from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import ConfigError, DataError, did_you_mean, short_repr, short_text
+from ..errors import ConfigError, DataError, short_repr, short_text
 from ..files import open_regular
 from ..options import BOOL, PATH, TEXT, Items, Kind, Option, choice, is_integer
 from . import categories as cat
-from .cells import DECIMAL_MARKS, MARK_NAMES, MISSING_VALUES, is_missing, missing_problem, number_reader, other_mark
-from .dataset import MISSING_KINDS
+from .cells import DECIMAL_MARKS, MARK_NAMES
+from .columns import CsvRows, column_index, feature_columns, refuse_absent, target_index, width_of
+from .missing import MISSING_VALUES, MissingCells
+from .numbers import TRAINING_REMEDY, NumberCells, decimal_remedy, parse_numbers
+from .preprocessing import MISSING_KINDS
+from .targets import read_targets
 
 
 def column_name(item, key: str):
@@ -57,6 +67,30 @@ OPTIONS = {
 }
 
 
+@dataclass(frozen=True)
+class CsvOptions:
+    """How a CSV is read: the options a config's data section sets for it (OPTIONS but the
+    paths), their defaults OPTIONS's. ``unseen_category`` applies to a file read against a
+    model's categories (``read_csv``'s ``known``)."""
+
+    target: int | str = OPTIONS["target"].default
+    header: bool = OPTIONS["header"].default
+    delimiter: str = OPTIONS["delimiter"].default
+    decimal: str = OPTIONS["decimal"].default
+    task: str = OPTIONS["task"].default
+    columns: tuple | None = OPTIONS["columns"].default
+    drop: tuple = OPTIONS["drop"].default
+    categorical: tuple | None = OPTIONS["categorical"].default
+    missing: str = OPTIONS["missing"].default
+    missing_values: tuple = OPTIONS["missing_values"].default
+    unseen_category: str = OPTIONS["unseen_category"].default
+
+    @classmethod
+    def of(cls, data) -> "CsvOptions":
+        """The options of a config's data section (``DataSettings``)."""
+        return cls(**{f.name: getattr(data, f.name) for f in fields(cls)})
+
+
 class CsvData(NamedTuple):
     X: np.ndarray  # (N, D) float64
     y: np.ndarray  # (N,) int64 class indices, or (N, 1) float64 regression targets
@@ -69,41 +103,51 @@ class CsvData(NamedTuple):
     categorical: tuple = ()  # the categorical columns (names, or indices without a header), to read another file
 
 
-def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = True, delimiter: str = ",",
-             task: str = "classification", every_class: bool = True, key: str | None = None, dtype=np.float64,
-             columns: tuple | None = None, drop: tuple = (), missing: str = "error", categorical: tuple | None = None,
-             known: tuple | None = None, unseen: str = "error", columns_from: str | None = None,
-             unseen_remedy: str = " (set data.unseen_category: zeros to read such a value as all zeros)",
-             missing_values: tuple = MISSING_VALUES, decimal: str = "."):
-    """Read a numeric CSV; one column is the target, the others (or ``columns`` of them, or all
-    but ``drop``) are the features.
+def read_csv(path: str | os.PathLike, options: CsvOptions = CsvOptions(), *, key: str | None = None,
+             dtype=np.float64, every_class: bool = True, known: tuple | None = None,
+             columns_from: str | None = None) -> CsvData:
+    """Read a numeric CSV as ``options`` say (data.target, data.columns, ...): one column is
+    the target, the others (or ``options.columns`` of them, or all but ``options.drop``) are
+    the features; a missing feature value is an error or, with data.missing, NaN, to be filled.
 
-    Inputs: target, a column index (negative counts from the end) or, with a header, a name;
-    columns, the feature columns in order (data.columns), and drop, columns that are not
-    features (data.drop), each a name or an index;
-    missing, what a missing feature value is (data.missing): "error", or NaN, to be filled; a
-    missing value is an empty cell or one of ``missing_values`` (data.missing_values);
-    categorical, the feature columns that hold categories (data.categorical: names or indices),
-    or None to take those that hold text; known, a model's categories per feature (as
-    ``levels``: these columns are categorical), to code the cells by instead of the file's own
-    texts, a text they lack being an error (ending in ``unseen_remedy``) or, with ``unseen``
-    "zeros", -1; columns_from, where ``columns`` came from (another file's features, matched by
-    name), named when the file lacks one;
-    decimal, the decimal mark numbers are written with (data.decimal: "." or ",");
-    task, "classification" (integer labels 0..C-1, or text labels mapped to 0..C-1 in sorted
-    order) or "regression" (numbers); every_class, integer labels must cover 0..max with no gap
-    (false for a validation or test file, which may lack a class); key, the config key the path
-    came from, named in every error beside the path; dtype, the run's: a number beyond its range
-    is an error naming the cell (a float32 run cannot hold 1e39).
+    Inputs: key, the config key the path came from, named in every error beside the path;
+    dtype, the run's: a number beyond its range is an error naming the cell (a float32 run
+    cannot hold 1e39); every_class, integer labels must cover 0..max with no gap (false for a
+    validation or test file, which may lack a class); known, a model's categories per feature
+    (as ``levels``: these columns are categorical), to code the cells by instead of the file's
+    own texts, a text they lack being an error or, with ``options.unseen_category`` "zeros",
+    -1; columns_from, where ``options.columns`` came from (another file's features, matched by
+    name), named when the file lacks one.
     Returns: CsvData (X, y, class_names, feature_names, target_name, levels, categorical).
     """
     name = f"{path} ({key})" if key else path
+    _check_marks(options, name)
+    table = _header(_read_rows(path, name, options.delimiter), name, options.header)
+    width = width_of(table, options.delimiter)
+    t = target_index(options.target, table, width)
+    if columns_from and table.names is not None:
+        refuse_absent(options.columns, table, columns_from)
+    features = feature_columns(table, width, t, options.columns, options.drop)
+    text = _categorical(table, features, width, options, known)
+    X, levels = _features(table, features, text, options, dtype, known)
+    names = table.names
+    y, classes = read_targets(table, t, options.task, options.decimal, dtype, every_class)
+    return CsvData(X, y, classes, tuple(names[k] for k in features) if names else None, names[t] if names else None,
+                   tuple(levels) if text else None, tuple(names[k] if names else k for k in sorted(text)))
+
+
+def _check_marks(options: CsvOptions, name) -> None:
+    delimiter, decimal = options.delimiter, options.decimal
     if not isinstance(delimiter, str) or len(delimiter) != 1:
         raise DataError(f"{name}: the delimiter must be a single character, got {delimiter!r}")
     if decimal == delimiter:
         raise DataError(f"{name}: data.decimal and data.delimiter are both {decimal!r}; a file whose numbers are "
                         f"written with {MARK_NAMES[decimal]} separates its cells by another character (such as ';': "
                         "data.delimiter)")
+
+
+def _read_rows(path, name, delimiter: str) -> list:
+    """The file's rows that hold a cell, [(line, cells), ...]."""
     try:
         with open_regular(path, "r", name=name, newline="", encoding="utf-8-sig") as f:  # -sig: a byte-order mark
             rows = [(i + 1, r) for i, r in enumerate(csv.reader(f, delimiter=delimiter)) if r and any(c.strip() for c in r)]
@@ -113,7 +157,16 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         raise DataError(f"{name}: no such data file{rule}") from None
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise DataError(f"{name}: cannot read the CSV ({e})") from None
-    _check_trailing_delimiter(rows, name, delimiter)
+    if len(rows) > 1 and all(len(r) > 1 and r[-1].strip() == "" for _, r in rows):
+        raise DataError(f"{name}: every line ends with a trailing {delimiter!r}, which makes an empty last "
+                        "column; remove the trailing delimiters")
+    return rows
+
+
+def _header(rows: list, name, header: bool) -> CsvRows:
+    """The data rows, and with ``header`` the first row's cells as the column names: each name
+    once (a model finds its features by name, and a second target column would be read as a
+    feature), on the first line."""
     names = None
     if header and rows:
         names = [c.strip() for c in rows[0][1]]
@@ -121,251 +174,51 @@ def read_csv(path: str | os.PathLike, target: int | str = -1, header: bool = Tru
         if broken is not None:
             raise DataError(f"{name}: header cell {broken[:40]!r} holds a line break (a quoted cell spanning "
                             "lines); put each column name on the first line")
-        _refuse_repeated_names(names, name)
+        first: dict[str, int] = {}
+        for k, column in enumerate(names):
+            if column in first:
+                raise DataError(f"{name}: the header names column {short_text(repr(column))} twice (columns "
+                                f"{first[column] + 1} and {k + 1}); give each column its own name")
+            first[column] = k
         rows = rows[1:]
     if not rows:
         raise DataError(f"{name}: no data rows")
-    width = len(names) if names else len(rows[0][1])
-    for line, r in rows:
-        if len(r) != width:
-            raise DataError(f"{name}: line {line} has {len(r)} columns, expected {width}"
-                            + delimiter_hint(names or [], delimiter, "data.delimiter", "the header"))
-    if width < 2:
-        first = rows[0][1] if names is None else names
-        raise DataError(f"{name}: needs at least 2 columns (features and a target), found {width}"
-                        + delimiter_hint(first, delimiter, "data.delimiter"))
-    if isinstance(target, str):
-        if names is None:
-            raise DataError(f"{name}: target {target!r} is a column name, but header is false")
-        if target not in names:
-            raise DataError(f"{name}: no column named {target!r}; columns: {', '.join(names)}")
-        t = names.index(target)
-    else:
-        if not -width <= target < width:
-            raise DataError(f"{name}: target column {target} is out of range for {width} columns")
-        t = target % width
-    hint = "" if header else " (is the first row a header? set data.header: true)"
-    if columns_from and names is not None:
-        absent = [c for c in columns if c not in names]
-        if absent:
-            raise DataError(f"{name}: has no column {absent[0]!r}, a feature of {columns_from}")
-    features = feature_columns(names, width, t, columns, drop, name)
+    return CsvRows(name, rows, names)
+
+
+def _categorical(table: CsvRows, features: list[int], width: int, options: CsvOptions,
+                 known: tuple | None) -> list[int]:
+    """The feature columns that hold categories: those ``known`` gives them for, else those
+    data.categorical names, else those that hold text (categories.detect)."""
     if known is not None:
         if len(known) != len(features):
-            raise DataError(f"{name}: has {len(features)} feature columns, the model takes {len(known)}")
-        text = [k for k, c in zip(features, known) if c is not None]
-    elif categorical is None:
-        text = cat.detect(rows, features, names, name, missing_values, decimal, delimiter)
-    else:
-        text = [column_index(c, names, width, name, "data.categorical") for c in categorical]
-        stray = next((k for k in text if k not in features), None)
-        if stray is not None:
-            raise DataError(f"{name}: data.categorical names {repr(names[stray]) if names else stray}, which is not "
-                            "a feature column")
+            raise DataError(f"{table.name}: has {len(features)} feature columns, the model takes {len(known)}")
+        return [k for k, c in zip(features, known) if c is not None]
+    if options.categorical is None:
+        return cat.detect(table, features, options.missing_values, options.decimal, options.delimiter)
+    text = [column_index(c, table.names, width, table.name, "data.categorical") for c in options.categorical]
+    stray = next((k for k in text if k not in features), None)
+    if stray is not None:
+        raise DataError(f"{table.name}: data.categorical names {repr(table.names[stray]) if table.names else stray}, "
+                        "which is not a feature column")
+    return text
+
+
+def _features(table: CsvRows, features: list[int], text: list[int], options: CsvOptions, dtype,
+              known: tuple | None) -> tuple[np.ndarray, list]:
+    """X (N, D): the number columns' values and the categorical columns' codes; and per
+    feature None, or the categories its codes index."""
+    missing = MissingCells(options.missing_values, filled=options.missing != "error")
+    hint = "" if options.header else " (is the first row a header? set data.header: true)"
+    how = NumberCells("trained on", dtype, options.decimal, missing, TRAINING_REMEDY,
+                      " (a column of categories? name it in data.categorical)", decimal_remedy(options.decimal), hint)
     numbers = [k for k in features if k not in text]
-    X = np.empty((len(rows), len(features)))  # (N, D)
-    X[:, [features.index(k) for k in numbers]] = parse_numbers(
-        rows, numbers, name, "trained on", first_row_hint=hint, column_names=names, dtype=dtype,
-        remedy=TRAINING_REMEDY, missing=missing != "error",
-        missing_remedy=" (or fill such cells: data.missing: mean, median or most_frequent)",
-        text_remedy=" (a column of categories? name it in data.categorical)", missing_values=missing_values,
-        decimal=decimal, decimal_remedy=_decimal_remedy(decimal))
+    X = np.empty((len(table.rows), len(features)))  # (N, D)
+    X[:, [features.index(k) for k in numbers]] = parse_numbers(table, numbers, how)
     levels = [None] * len(features)
     for k in text:
         j = features.index(k)
-        X[:, j], levels[j] = cat.encode(
-            rows, k, lambda line: cell_where(name, line, k, names), None if known is None else list(known[j]),
-            missing != "error", unseen, unseen_remedy, missing_values=missing_values)
-        levels[j] = tuple(levels[j])
-    found = {"levels": tuple(levels) if text else None,
-             "categorical": tuple(names[k] if names else k for k in sorted(text))}
-    feature_names = tuple(names[k] for k in features) if names else None
-    target_name = names[t] if names else None
-    labels = [r[t].strip() for _, r in rows]
-    number = number_reader(decimal)
-    if task == "regression":
-        y = np.empty((len(rows), 1))
-        for i, ((line, _), v) in enumerate(zip(rows, labels)):
-            try:
-                y[i, 0] = number(v)
-            except ValueError:
-                mark = other_mark(v, decimal)
-                raise DataError(f"{name}: line {line}: target {v!r} is not a number, but data.task is regression"
-                                + (f" (written with {MARK_NAMES[mark]}? {_decimal_remedy(decimal)})" if mark else "")
-                                ) from None
-            if not np.isfinite(y[i, 0]):
-                raise DataError(f"{name}: line {line}: target {v!r} is not a finite number")
-            if abs(y[i, 0]) > np.finfo(dtype).max:
-                raise DataError(f"{name}: line {line}: target {v!r} {beyond(dtype)}: it cannot be trained on in "
-                                f"{np.dtype(dtype).name}{TRAINING_REMEDY}")
-        return CsvData(X, y, None, feature_names, target_name, **found)
-    single_class = DataError(f"{name}: the target column {repr(names[t]) if names else t + 1} holds a single "
-                             f"class ({labels[0]!r}); classification needs at least 2 classes")
-    try:
-        numeric = np.array([number(v) for v in labels])
-    except ValueError:
-        classes = sorted(set(labels))
-        if every_class and len(classes) < 2:
-            raise single_class from None
-        y = np.array([classes.index(v) for v in labels], dtype=np.int64)
-        return CsvData(X, y, classes, feature_names, target_name, **found)
-    bad = np.flatnonzero((numeric != np.round(numeric)) | (numeric < 0) | ~np.isfinite(numeric))
-    if bad.size:
-        line = rows[bad[0]][0]
-        raise DataError(f"{name}: line {line}: class label {labels[bad[0]]!r} is not an integer >= 0{REGRESSION_HINT}")
-    present = np.unique(numeric)  # sorted
-    if every_class and len(present) < 2:
-        raise single_class
-    if every_class and len(present) < present[-1] + 1:
-        found = set(present.tolist())
-        missing = next(c for c in range(len(present) + 1) if c not in found)
-        top = int(numeric.argmax())
-        raise DataError(f"{name}: integer class labels must run 0..C-1 with no gaps, but no row has label "
-                        f"{missing} (labels found: {_label_list(present)}; the largest, {labels[top]!r}, is on "
-                        f"line {rows[top][0]}){REGRESSION_HINT}")
-    return CsvData(X, numeric.astype(np.int64), None, feature_names, target_name, **found)
-
-
-TRAINING_REMEDY = "; correct the value, or train in float64 (dtype: float64)"
-REGRESSION_HINT = " (use data.task: regression for numeric targets)"
-
-
-def _decimal_remedy(decimal: str) -> str:
-    """What to do about a number written with the decimal mark that is not ``decimal``."""
-    return "set data.decimal: ','" if decimal == "." else f"data.decimal is {decimal!r}"
-
-
-def column_index(column: int | str, names: list[str] | None, width: int, name, key: str) -> int:
-    """The index of ``column`` in a file of ``width`` columns (``names``: its header): a header
-    name, or an index (negative from the end). DataError, naming the file and the ``key`` that
-    gave the column (data.drop, --keep), with a did-you-mean for a name not in the header."""
-    if isinstance(column, str):
-        if names is None:
-            raise DataError(f"{name}: {key} names column {column!r}, but the file has no header; give its index "
-                            "instead (0 is the first)")
-        if column not in names:
-            raise DataError(f"{name}: {key} names no column of the file: {column!r}"
-                            + (did_you_mean(column, names) or f"; columns: {', '.join(names)}"))
-        return names.index(column)
-    if not -width <= column < width:
-        raise DataError(f"{name}: {key} column {column} is out of range for {width} columns")
-    return column % width
-
-
-def feature_columns(names: list[str] | None, width: int, target: int, columns: tuple | None, drop: tuple,
-                    name) -> list[int]:
-    """The indices of the feature columns of a file of ``width`` columns (``names``: its header)
-    whose target is column ``target``: ``columns`` in their order, or every column but the target
-    and ``drop``."""
-    if columns is not None and drop:
-        raise DataError(f"{name}: give data.columns (the features) or data.drop (what is not a feature), not both")
-
-    def index(column, key: str) -> int:
-        return column_index(column, names, width, name, key)
-
-    def label(k: int) -> str:
-        return repr(names[k]) if names else f"column {k + 1}"
-
-    if columns is not None:
-        chosen = [index(c, "data.columns") for c in columns]
-        if not chosen:
-            raise DataError(f"{name}: data.columns is empty; name the feature columns, or leave it out for all")
-        twice = next((k for k in chosen if chosen.count(k) > 1), None)
-        if twice is not None:
-            raise DataError(f"{name}: data.columns names {label(twice)} twice")
-        if target in chosen:
-            raise DataError(f"{name}: data.columns holds the target column {label(target)} (data.target)")
-        return chosen
-    dropped = {index(c, "data.drop") for c in drop}
-    if target in dropped:
-        raise DataError(f"{name}: data.drop holds the target column {label(target)} (data.target)")
-    chosen = [k for k in range(width) if k != target and k not in dropped]
-    if not chosen:
-        raise DataError(f"{name}: data.drop leaves no feature column")
-    return chosen
-
-
-def beyond(dtype) -> str:
-    """``is beyond float32's range (magnitudes up to 3.4e+38)``, for a message about a value."""
-    return f"is beyond {np.dtype(dtype).name}'s range (magnitudes up to {np.finfo(dtype).max:.2g})"
-
-
-def delimiter_hint(cells: list[str], delimiter: str, option: str, what: str = "the line") -> str:
-    """``; the line is one column: is the file separated by ';'? (data.delimiter)`` when a line
-    (``what``) read as one cell holds another common delimiter, else "": the one rule for a file
-    read with the wrong delimiter."""
-    other = [d for d in ";,\t|" if d != delimiter and len(cells) == 1 and d in cells[0]]
-    return f"; {what} is one column: is the file separated by {other[0]!r}? ({option})" if other else ""
-
-
-def parse_numbers(rows: list, columns: list[int], name, purpose: str, first_row_hint: str = "",
-                  column_names: list[str] | None = None, dtype=np.float64, remedy: str = "",
-                  missing: bool = False, missing_remedy: str = "", text_remedy: str = "",
-                  missing_values=(), decimal: str = ".", decimal_remedy: str = "") -> np.ndarray:
-    """The cells ``columns`` (indices into each row) of ``rows`` [(line, cells), ...] as numbers.
-
-    Every cell must be a number that ``dtype`` holds as a finite value, or, with ``missing``, a
-    missing value (empty, or one of ``missing_values``: read as NaN); the error names the line
-    and the column (1-based, and its name when ``column_names`` is given) and says what such a
-    value cannot be: ``purpose`` (and, beyond the dtype's range, what to do: ``remedy``; for a
-    missing value, ``missing_remedy``; for text, ``text_remedy``, or for a number written with
-    the decimal mark that is not ``decimal``, ``decimal_remedy``).
-    Returns: X (N, len(columns)) float64.
-    """
-    X = np.empty((len(rows), len(columns)))
-    largest = np.finfo(dtype).max
-    number = number_reader(decimal)
-    for i, (line, r) in enumerate(rows):
-        for j, k in enumerate(columns):
-            cell = r[k]
-            try:
-                X[i, j] = number(cell)
-            except ValueError:
-                X[i, j] = np.nan  # text: a missing value, or a mistake
-                if not is_missing(cell.strip(), missing_values):
-                    mark = other_mark(cell.strip(), decimal)
-                    hint = f" (written with {MARK_NAMES[mark]}? {decimal_remedy})" if mark else \
-                        first_row_hint if i == 0 and first_row_hint else text_remedy
-                    raise DataError(f"{cell_where(name, line, k, column_names)}: {cell.strip()!r} is not a "
-                                    f"number{hint}") from None
-            if X[i, j] != X[i, j] and is_missing(cell.strip(), missing_values):  # NaN: empty, NA, or "nan" itself
-                if missing:
-                    continue
-                raise DataError(f"{cell_where(name, line, k, column_names)}: {missing_problem(cell.strip())}; a "
-                                f"missing value cannot be {purpose}: fill it in or remove the row{missing_remedy}")
-            if not np.isfinite(X[i, j]):
-                where = cell_where(name, line, k, column_names)
-                raise DataError(f"{where}: {cell.strip()!r} is not a finite number "
-                                f"(NaN and infinity cannot be {purpose})")
-            if abs(X[i, j]) > largest:
-                where = cell_where(name, line, k, column_names)
-                raise DataError(f"{where}: {cell.strip()!r} {beyond(dtype)}: it cannot "
-                                f"be {purpose} in {np.dtype(dtype).name}{remedy}")
-    return X
-
-
-def cell_where(name, line: int, column: int, column_names) -> str:
-    return f"{name}: line {line}, column {column + 1}" + (f" ({column_names[column]})" if column_names else "")
-
-
-def _label_list(present: np.ndarray) -> str:
-    shown = ", ".join(f"{v:g}" for v in present[:5])
-    return shown + (f", ..., {present[-1]:g}" if len(present) > 5 else "")
-
-
-def _refuse_repeated_names(names: list[str], name) -> None:
-    """A header must name each column once: a model finds its features by name, and a second
-    target column would be read as a feature."""
-    first: dict[str, int] = {}
-    for k, column in enumerate(names):
-        if column in first:
-            raise DataError(f"{name}: the header names column {short_text(repr(column))} twice (columns "
-                            f"{first[column] + 1} and {k + 1}); give each column its own name")
-        first[column] = k
-
-
-def _check_trailing_delimiter(rows: list, name, delimiter: str) -> None:
-    """A file whose every line ends with the delimiter has an empty last column: say so."""
-    if len(rows) > 1 and all(len(r) > 1 and r[-1].strip() == "" for _, r in rows):
-        raise DataError(f"{name}: every line ends with a trailing {delimiter!r}, which makes an empty last "
-                        "column; remove the trailing delimiters")
+        X[:, j], found = cat.encode(table, k, missing, None if known is None else list(known[j]),
+                                    options.unseen_category)
+        levels[j] = tuple(found)
+    return X, levels

@@ -17,7 +17,8 @@ from ..readable import readable_bytes
 from . import csvfile, real, synthetic, text
 from .categories import translate
 from .csvfile import read_csv
-from .dataset import Dataset, Preprocessing, check_arrays, preprocess, split
+from .dataset import Dataset, check_arrays, split
+from .preprocessing import Preprocessing, preprocess
 from .settings import DataSettings
 
 
@@ -25,20 +26,19 @@ from .settings import DataSettings
 def _csv(cfg: DataSettings, rng: np.random.Generator, dtype=np.float64) -> Dataset:
     if not cfg.path:
         raise DataError("data.path is required for the csv dataset")
-    columns = {"columns": cfg.columns, "drop": cfg.drop, "missing": cfg.missing, "missing_values": cfg.missing_values,
-               "decimal": cfg.decimal}
-    table = read_csv(cfg.path, cfg.target, cfg.header, cfg.delimiter, cfg.task, key="data.path", dtype=dtype,
-                     categorical=cfg.categorical, **columns)
+    options = csvfile.CsvOptions.of(cfg)
+    table = read_csv(cfg.path, options, key="data.path", dtype=dtype)
     X, y, names = table.X, table.y, table.class_names
     parts, tables = {}, [table]
+    # the other files: the training file's categorical columns, and its features by name when it has names
+    like = replace(options, categorical=table.categorical)
+    by_name = {"columns_from": f"{cfg.path} (data.path)"} if table.feature_names else {}
+    if table.feature_names:
+        like = replace(like, columns=table.feature_names, drop=())
     for part in ("val", "test"):
         path = getattr(cfg, f"{part}_path")
         if path:
-            by_name = {"columns": table.feature_names, "drop": (), "missing": cfg.missing,
-                       "missing_values": cfg.missing_values, "decimal": cfg.decimal,
-                       "columns_from": f"{cfg.path} (data.path)"} if table.feature_names else columns
-            other = read_csv(path, cfg.target, cfg.header, cfg.delimiter, cfg.task, every_class=False,
-                             key=f"data.{part}_path", dtype=dtype, categorical=table.categorical, **by_name)
+            other = read_csv(path, like, key=f"data.{part}_path", dtype=dtype, every_class=False, **by_name)
             Xp, yp, part_names = other.X, other.y, other.class_names
             if Xp.shape[1] != X.shape[1]:
                 raise DataError(f"{path}: has {Xp.shape[1]} feature columns, {cfg.path} has {X.shape[1]}")

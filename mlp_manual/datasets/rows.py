@@ -2,56 +2,71 @@
 a CSV (with a header whose columns are matched to the training features by name, or without
 one) or a ``.npy`` array.
 
-N = rows of a chunk, D = features, H, W = image height and width.
+N = rows of a chunk, D = features, R = raw feature columns, H, W = image height and width.
 """
 
 import csv
 import io
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import DataError
 from ..files import check_regular, open_regular
 from . import categories as cat
-from .cells import MARK_NAMES, is_missing, is_number
-from .csvfile import cell_where, column_index, delimiter_hint, parse_numbers
+from .cells import MARK_NAMES, is_number
+from .columns import CsvRows, column_index, delimiter_hint
+from .missing import MissingCells
+from .numbers import NumberCells, parse_numbers
+
+# what a message refusing a missing value says a model that fills none
+FILLS_NONE = " (this model was trained without data.missing, so it fills none)"
+
+
+@dataclass(frozen=True)
+class ModelColumns:
+    """What a model takes from the rows of a file: ``n_features`` raw columns (R; None when
+    unknown) called ``feature_names`` (None: it has no names); per column, with ``categories``,
+    None for a number or a categorical column's categories, whose cells become codes
+    (categories.py), a text not among them being an error or, with ``unseen`` "zeros", -1;
+    ``missing``, how a missing cell is taken (the model's data.missing and data.missing_values);
+    ``decimal``, the decimal mark of a CSV's numbers (data.decimal); ``dtype``, whose range a
+    CSV's numbers must fit."""
+
+    n_features: int | None
+    feature_names: tuple[str, ...] | None = None
+    categories: tuple | None = None
+    unseen: str = "error"
+    missing: MissingCells = MissingCells((), remedy=FILLS_NONE, category_remedy=FILLS_NONE)
+    decimal: str = "."
+    dtype: type = np.float64
 
 
 class RowFile:
-    """The rows of ``path`` as chunks of at most ``chunk_rows`` rows.
+    """The rows of ``path``, a file of the rows ``model`` takes, as chunks of at most
+    ``chunk_rows`` rows.
 
-    Inputs: n_features R and feature_names (the model's raw feature columns, None when it has
-    no names); categories, per feature None or a categorical column's categories, whose cells
-    become codes (categories.py), a text not among them being an error or, with ``unseen``
-    "zeros", -1; missing_values, the texts of a missing value besides an empty cell (the model's
-    data.missing_values); delimiter of a CSV, and decimal, the decimal mark of its numbers (the
-    model's data.decimal); dtype, the model's, whose range a CSV's numbers must fit. A
-    ``.npy`` file is read by memory mapping and yields (N, D) or (N, H, W) arrays as stored, for
-    the caller to check against the model; a CSV yields (N, R) float64 arrays of finite numbers
-    within the dtype's range (and codes), its columns in the training order.
-    Iterating yields (index of the first row, rows); ``bytes_read`` says how far it got, and
-    ``where`` names a row of the chunk last yielded (and a feature) in a message. ``keep``
-    names CSV columns whose cells are copied, as text, into ``kept`` for each row yielded.
+    A ``.npy`` file is read by memory mapping and yields (N, D) or (N, H, W) arrays as stored,
+    for the caller to check against the model; a CSV, its cells separated by ``delimiter``,
+    yields (N, R) float64 arrays of finite numbers within the model's dtype's range (and codes),
+    its columns in the training order. Iterating yields (index of the first row, rows);
+    ``bytes_read`` says how far it got, and ``where`` names a row of the chunk last yielded (and
+    a feature) in a message. ``keep`` names CSV columns whose cells are copied, as text, into
+    ``kept`` for each row yielded.
     """
 
-    def __init__(self, path: str | os.PathLike, n_features: int | None, feature_names=None, delimiter: str = ",",
-                 chunk_rows: int = 4096, dtype=np.float64, keep: tuple = (), missing: bool = False,
-                 categories: tuple | None = None, unseen: str = "error", missing_values: tuple = (),
-                 decimal: str = "."):
-        self.path, self.name, self.dtype = path, str(path), dtype
-        self.missing = missing  # a missing value (NaN) is filled by the model's preprocessing, not refused
-        self.missing_values = missing_values  # the texts of a missing value besides an empty cell
-        self.n_features, self.feature_names = n_features, feature_names
-        self.categories, self.unseen = categories, unseen
+    def __init__(self, path: str | os.PathLike, model: ModelColumns, delimiter: str = ",", chunk_rows: int = 4096,
+                 keep: tuple = ()):
+        self.path, self.name, self.model = path, str(path), model
         self.keep = tuple(keep)  # columns copied as they are (a name, or an index without a header)
         self.kept: list[list[str]] = []  # the cells of ``keep`` of each row of the chunk last yielded
-        self.delimiter, self.decimal, self.chunk_rows = delimiter, decimal, chunk_rows
-        if decimal == delimiter:
-            raise DataError(f"{path}: the model reads numbers written with {MARK_NAMES[decimal]} (data.decimal: "
-                            f"{decimal!r}), so the file must separate its cells by another character: give it with "
-                            "--delimiter (such as --delimiter ';')")
+        self.delimiter, self.chunk_rows = delimiter, chunk_rows
+        if model.decimal == delimiter:
+            raise DataError(f"{path}: the model reads numbers written with {MARK_NAMES[model.decimal]} (data.decimal: "
+                            f"{model.decimal!r}), so the file must separate its cells by another character: give it "
+                            "with --delimiter (such as --delimiter ';')")
         try:
             self.size = check_regular(path).st_size
         except FileNotFoundError:
@@ -122,31 +137,31 @@ class RowFile:
         like numbers), or when a cell that should be a number is neither a number nor a missing
         value: any cell, but those of the categorical columns of a row as wide as the model's
         raw rows."""
-        stripped = [c.strip() for c in cells]
-        if self.feature_names and set(self.feature_names) <= set(stripped):
+        stripped, model = [c.strip() for c in cells], self.model
+        if model.feature_names and set(model.feature_names) <= set(stripped):
             return True
         numbers = range(len(stripped))
-        if self.categories is not None and len(stripped) == len(self.categories):
-            numbers = [j for j, c in enumerate(self.categories) if c is None]
-        return any(not (is_number(stripped[j], self.decimal) or is_missing(stripped[j], self.missing_values))
-                   for j in numbers)
+        if model.categories is not None and len(stripped) == len(model.categories):
+            numbers = [j for j, c in enumerate(model.categories) if c is None]
+        return any(not (is_number(stripped[j], model.decimal) or model.missing.holds(stripped[j])) for j in numbers)
 
     def _columns(self, names: list[str] | None, width: int) -> list[int]:
         """Indices of the training features in the file's columns."""
-        if names is None or not self.feature_names:
-            if self.n_features is not None and width != self.n_features:
+        features, n_features = self.model.feature_names, self.model.n_features
+        if names is None or not features:
+            if n_features is not None and width != n_features:
                 named = " (the model has no feature names to match a header against)" if names else ""
-                raise DataError(f"{self.name}: has {width} columns, the model takes {self.n_features} features{named}")
+                raise DataError(f"{self.name}: has {width} columns, the model takes {n_features} features{named}")
             return list(range(width))
-        missing = [f for f in self.feature_names if f not in names]
+        missing = [f for f in features if f not in names]
         if missing:
             hint = delimiter_hint(names, self.delimiter, "--delimiter")
             raise DataError(f"{self.name}: missing feature column{'s' if len(missing) > 1 else ''} "
-                            f"{', '.join(missing)} (the model takes {', '.join(self.feature_names)}){hint}")
-        twice = next((f for f in self.feature_names if names.count(f) > 1), None)
+                            f"{', '.join(missing)} (the model takes {', '.join(features)}){hint}")
+        twice = next((f for f in features if names.count(f) > 1), None)
         if twice is not None:
             raise DataError(f"{self.name}: the header names column {twice!r} more than once")
-        return [names.index(f) for f in self.feature_names]
+        return [names.index(f) for f in features]
 
     def _kept_column(self, column: str, names: list[str] | None, width: int) -> int:
         """The index of a ``keep`` column: a header name, or in a file without a header an index."""
@@ -176,24 +191,15 @@ class RowFile:
                 raise DataError(f"{self.name}: line {line} has {len(cells)} columns, expected {width}"
                                 + delimiter_hint(names or [], self.delimiter, "--delimiter", "the header"))
         self.kept = [[cells[k] for k in self._kept_of] for _, cells in records]
-        numbers = "predicted from", " (this model was trained without data.missing, so it fills none)"
-        marks = {"decimal": self.decimal,
-                 "decimal_remedy": f"the model was trained with data.decimal: {self.decimal!r}"}
-        if self.categories is None:
-            return parse_numbers(records, columns, self.name, numbers[0], column_names=names, dtype=self.dtype,
-                                 remedy=", the model's dtype", missing=self.missing, missing_remedy=numbers[1],
-                                 missing_values=self.missing_values, **marks)
+        model, table = self.model, CsvRows(self.name, records, names)
+        how = NumberCells("predicted from", model.dtype, model.decimal, model.missing, ", the model's dtype",
+                          decimal_remedy=f"the model was trained with data.decimal: {model.decimal!r}")
+        if model.categories is None:
+            return parse_numbers(table, columns, how)
         X = np.empty((len(records), len(columns)))  # (N, R)
-        of_numbers = [j for j, c in enumerate(self.categories) if c is None]
-        X[:, of_numbers] = parse_numbers(records, [columns[j] for j in of_numbers], self.name, numbers[0],
-                                         column_names=names, dtype=self.dtype, remedy=", the model's dtype",
-                                         missing=self.missing, missing_remedy=numbers[1],
-                                         missing_values=self.missing_values, **marks)
-        for j, known in enumerate(self.categories):
+        of_numbers = [j for j, c in enumerate(model.categories) if c is None]
+        X[:, of_numbers] = parse_numbers(table, [columns[j] for j in of_numbers], how)
+        for j, known in enumerate(model.categories):
             if known is not None:
-                k = columns[j]
-                X[:, j], _ = cat.encode(records, k, lambda line: cell_where(self.name, line, k, names), list(known),
-                                        self.missing, self.unseen, " (the model was trained with "
-                                        "data.unseen_category: error; one trained with zeros reads it as all zeros)",
-                                        numbers[1], self.missing_values)
+                X[:, j], _ = cat.encode(table, columns[j], model.missing, list(known), model.unseen)
         return X

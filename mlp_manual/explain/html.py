@@ -56,24 +56,9 @@ def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
                         "contrib": {last: tensor(b.dout), block_input[b.name]: tensor(b.dout)}})
             previous = b.name
             continue
-        layer, key = step.layer, step.name
-        values[key], grads[key] = tensor(step.out), tensor(step.dout)
-        inputs = [previous] + [f"{key}.{k}" for k in layer.params]
-        page = row_of(layer).page  # the op explain.js recomputes the layer with, when it has one
-        recomputed &= isinstance(page, str)
-        op = {"out": key, "op": page if isinstance(page, str) else step.type, "inputs": inputs,
-              "formula": forward_formula(step), "backward": {}, "contrib": {}}
-        if "dx" in step.grads:  # none flows back into integer indices (an embedding's)
-            op["backward"][previous] = backward_formula(step, "dx")
-            op["contrib"][previous] = tensor(step.grads["dx"])
-        if step.type == "leaky_relu":
-            op["slope"] = layer.slope
-        for k in layer.params:
-            values[f"{key}.{k}"], grads[f"{key}.{k}"] = tensor(layer.params[k]), tensor(step.grads[k])
-            op["backward"][f"{key}.{k}"] = backward_formula(step, k)
-            op["contrib"][f"{key}.{k}"] = tensor(step.grads[k])
-        ops.append(op)
-        previous = key
+        recomputed &= isinstance(row_of(step.layer).page, str)
+        ops.append(_layer_op(step, previous, values, grads))
+        previous = step.name
     first = next((op for op in ops if "X" in op["contrib"]), None)
     if first is not None and "X" not in grads:
         grads["X"] = first["contrib"]["X"]
@@ -101,6 +86,27 @@ def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
                       for e in graph.edges],
             "values": values, "grads": grads, "ops": ops,
             "editable": editable if small and recomputable else []}
+
+
+def _layer_op(step, previous: str, values: dict, grads: dict) -> dict:
+    """The op of one layer's step, whose input is the node ``previous``; its output and
+    parameters go into ``values`` and ``grads``."""
+    layer, key = step.layer, step.name
+    values[key], grads[key] = tensor(step.out), tensor(step.dout)
+    inputs = [previous] + [f"{key}.{k}" for k in layer.params]
+    page = row_of(layer).page  # the op explain.js recomputes the layer with, when it has one
+    op = {"out": key, "op": page if isinstance(page, str) else step.type, "inputs": inputs,
+          "formula": forward_formula(step), "backward": {}, "contrib": {}}
+    if "dx" in step.grads:  # none flows back into integer indices (an embedding's)
+        op["backward"][previous] = backward_formula(step, "dx")
+        op["contrib"][previous] = tensor(step.grads["dx"])
+    if step.type == "leaky_relu":
+        op["slope"] = layer.slope
+    for k in layer.params:
+        values[f"{key}.{k}"], grads[f"{key}.{k}"] = tensor(layer.params[k]), tensor(step.grads[k])
+        op["backward"][f"{key}.{k}"] = backward_formula(step, k)
+        op["contrib"][f"{key}.{k}"] = tensor(step.grads[k])
+    return op
 
 
 def chain_data() -> dict:

@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from ..datasets.dataset import Preprocessing
+from ..datasets.preprocessing import Preprocessing
 from ..errors import ExportError
 from ..files import write_bytes
 from ..layers.registry import row_of

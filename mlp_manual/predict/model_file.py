@@ -65,7 +65,7 @@ def spec_of(arrays: dict[str, np.ndarray], path) -> dict:
         raise ModelFileError(f"{path}: damaged model spec (invalid JSON)") from None
     if not isinstance(spec, dict) or spec.get("format") != FORMAT or not isinstance(spec.get("layers"), list):
         raise ModelFileError(f"{path}: not an mlp-manual model (format {spec.get('format') if isinstance(spec, dict) else None!r})")
-    if spec.get("dtype", "float32") not in FLOAT_DTYPES:
+    if spec.get("dtype") not in FLOAT_DTYPES:
         raise ModelFileError(f"{path}: damaged model spec (dtype {spec.get('dtype')!r}, expected one of "
                              f"{', '.join(FLOAT_DTYPES)})")
     return spec
@@ -142,7 +142,7 @@ def _rebuild(i: str, layer_spec, arrays: dict[str, np.ndarray], path, dtype):
 def model_from_arrays(arrays: dict[str, np.ndarray], path) -> Model:
     """Rebuild a model from its spec and check every stored array against it."""
     spec = spec_of(arrays, path)
-    dtype = np.dtype(spec.get("dtype", "float32"))
+    dtype = np.dtype(spec["dtype"])
     model = Model([_rebuild(str(i), layer_spec, arrays, path, dtype) for i, layer_spec in enumerate(spec["layers"])])
     expected = model.state()
     missing = [k for k in expected if k not in arrays]

@@ -9,7 +9,8 @@ C = classes, K = regression targets.
 import math
 from dataclasses import dataclass
 
-from ..datasets.dataset import Dataset, Preprocessing
+from ..datasets.dataset import Dataset
+from ..datasets.preprocessing import Preprocessing
 from ..datasets.split_record import SplitRecord
 from ..datasets.vocabulary import Vocabulary
 from ..errors import ModelFileError
@@ -25,8 +26,8 @@ TASKS = ("classification", "regression")
 class ModelInfo:
     """The data side of a trained model.
 
-    ``preprocessing`` is None for a file written before model files carried it (or saved
-    without a description): its inputs are then used as they are.
+    A model file saved without a description (``save_model`` without ``info``) says only its
+    inputs: task, loss and ``preprocessing`` are None, and its inputs are used as they are.
     """
 
     task: str | None  # "classification", "regression", or None when the file does not say
@@ -38,7 +39,7 @@ class ModelInfo:
     target_names: tuple[str, ...] | None = None  # (K,) regression targets, or (1,) the label column
     input_shape: tuple[int, ...] | None = None  # (H, W) of image data; H * W = D
     version: str | None = None  # the mlp-manual version that wrote the file
-    split: SplitRecord | None = None  # what defines the run's splits; None outside a run or in older files
+    split: SplitRecord | None = None  # what defines the run's splits; None outside a run
     vocabulary: Vocabulary | None = None  # text data: the characters of indices 1..V-1 (0 is the boundary)
     # regression trained on standardized targets (data.target_preprocess): outputs are inverted by it
     target_preprocessing: Preprocessing | None = None
@@ -81,78 +82,93 @@ class ModelInfo:
 
 
 def info_from_spec(spec: dict, model: Model, path) -> ModelInfo:
-    """Read and check the description in a model file's spec against its ``model``.
-
-    A spec without ``task`` (a file written before descriptions were stored) gives what its
-    old keys say, with no preprocessing. Raises ModelFileError naming the damaged key.
-    """
+    """Read and check the description in a model file's spec against its ``model``; a spec
+    without one (no ``task``) gives only the model's inputs. Raises ModelFileError naming the
+    damaged key."""
     if "task" not in spec:
-        return _legacy_info(spec, model)
-
-    def damaged(key: str, why: str):
-        shown = repr(spec.get(key))
-        return ModelFileError(f"{path}: damaged model spec ({key}{' ' + shown if len(shown) <= 40 else ''}: {why})")
-
+        return ModelInfo(None, None, model.input_width(), None)
+    check = SpecCheck(spec, path)
     task, loss = spec["task"], spec.get("loss")
     if task not in TASKS:
-        raise damaged("task", f"expected one of {', '.join(TASKS)}")
+        raise check.damaged("task", f"expected one of {', '.join(TASKS)}")
     if not isinstance(loss, str) or loss not in LOSSES or LOSSES[loss].classification != (task == "classification"):
-        raise damaged("loss", f"expected a {task} loss, one of {', '.join(LOSSES)}")
+        raise check.damaged("loss", f"expected a {task} loss, one of {', '.join(LOSSES)}")
     n = spec.get("n_features")
     if not _count(n) or model.input_width() not in (None, n):
-        raise damaged("n_features", f"the model takes {model.input_width()} features")
-    try:
-        preprocessing = Preprocessing.from_json(spec.get("preprocess"), n)
-    except ValueError as e:
-        raise damaged("preprocess", str(e)) from None
+        raise check.damaged("n_features", f"the model takes {model.input_width()} features")
+    preprocessing = check.parsed("preprocess", lambda v: Preprocessing.from_json(v, n))
     outputs = model.output_width(n)
-    classes = spec.get("classes")
-    if task == "regression" and classes is not None:
-        raise damaged("classes", "a regression model has no classes")
-    if task == "classification" and not _labels(classes, LOSSES[loss], outputs):
-        raise damaged("classes", f"expected distinct labels (all text or all integers) for {outputs} "
-                                 f"output{'s' if outputs != 1 else ''} with {loss}")
-    names = {"feature_names": preprocessing.raw_width(n), "target_names": outputs if task == "regression" else 1}
-    for key, length in names.items():
-        v = spec.get(key)
-        if v is not None and not (isinstance(v, list) and len(v) == length and all(isinstance(s, str) for s in v)
-                                  and len(set(v)) == length):
-            raise damaged(key, f"expected {length} distinct names")
+    check.classes(task, LOSSES[loss], outputs)
+    check.names({"feature_names": preprocessing.raw_width(n), "target_names": outputs if task == "regression" else 1})
     shape = spec.get("input_shape")
     if shape is not None and not (isinstance(shape, list) and shape and all(_count(d) for d in shape)
                                   and math.prod(shape) == n):
-        raise damaged("input_shape", f"expected dimensions whose product is {n}")
+        raise check.damaged("input_shape", f"expected dimensions whose product is {n}")
     version = spec.get("mlp_manual_version")
     if not isinstance(version, str):
-        raise damaged("mlp_manual_version", "expected a version string")
-    split = None
-    if "split" in spec:
+        raise check.damaged("mlp_manual_version", "expected a version string")
+    split = check.parsed("split", SplitRecord.from_json) if "split" in spec else None
+    vocabulary = check.vocabulary(task, model, outputs)
+    targets = check.target_preprocessing(task, outputs)
+    as_tuple = (lambda v: None if v is None else tuple(v))
+    return ModelInfo(task, loss, n, preprocessing, as_tuple(spec.get("classes")), as_tuple(spec.get("feature_names")),
+                     as_tuple(spec.get("target_names")), as_tuple(shape), version, split, vocabulary, targets)
+
+
+class SpecCheck:
+    """The checks of the keys of a model file's ``spec`` (at ``path``) that need more than a
+    line: each raises ModelFileError naming the damaged key."""
+
+    def __init__(self, spec: dict, path):
+        self.spec, self.path = spec, path
+
+    def damaged(self, key: str, why: str) -> ModelFileError:
+        shown = repr(self.spec.get(key))
+        return ModelFileError(f"{self.path}: damaged model spec ({key}{' ' + shown if len(shown) <= 40 else ''}: {why})")
+
+    def parsed(self, key: str, parse):
+        """``parse(spec[key])``; its ValueError says what is damaged."""
         try:
-            split = SplitRecord.from_json(spec["split"])
+            return parse(self.spec.get(key))
         except ValueError as e:
-            raise damaged("split", str(e)) from None
-    vocabulary = spec.get("vocabulary")
-    if vocabulary is not None:
-        try:
-            vocabulary = Vocabulary.from_json(vocabulary)
-        except ValueError as e:
-            raise damaged("vocabulary", str(e)) from None
+            raise self.damaged(key, str(e)) from None
+
+    def classes(self, task: str, loss, outputs: int) -> None:
+        classes = self.spec.get("classes")
+        if task == "regression" and classes is not None:
+            raise self.damaged("classes", "a regression model has no classes")
+        if task == "classification" and not _labels(classes, loss, outputs):
+            raise self.damaged("classes", f"expected distinct labels (all text or all integers) for {outputs} "
+                                          f"output{'s' if outputs != 1 else ''} with {loss.name}")
+
+    def names(self, lengths: dict[str, int]) -> None:
+        """Each key of ``lengths`` (feature_names, target_names) null, or that many distinct names."""
+        for key, length in lengths.items():
+            v = self.spec.get(key)
+            if v is not None and not (isinstance(v, list) and len(v) == length and all(isinstance(s, str) for s in v)
+                                      and len(set(v)) == length):
+                raise self.damaged(key, f"expected {length} distinct names")
+
+    def vocabulary(self, task: str, model: Model, outputs: int) -> Vocabulary | None:
+        """A text model's characters: one per output but the boundary's, and an embedding row each."""
+        if self.spec.get("vocabulary") is None:
+            return None
+        vocabulary = self.parsed("vocabulary", Vocabulary.from_json)
         first = model.layers[0] if model.layers else None
         rows = first.config().get("vocab") if first is not None and row_of(first).takes_indices else None
         if task != "classification" or outputs != vocabulary.size or rows != vocabulary.size:
-            raise damaged("vocabulary", f"expected {outputs - 1} characters, one per output but the boundary's, "
-                                        "and an embedding with a row for each")
-    targets = None
-    if "target_preprocess" in spec:
-        try:
-            targets = Preprocessing.from_json(spec["target_preprocess"], outputs)
-        except ValueError as e:
-            raise damaged("target_preprocess", str(e)) from None
+            raise self.damaged("vocabulary", f"expected {outputs - 1} characters, one per output but the boundary's, "
+                                             "and an embedding with a row for each")
+        return vocabulary
+
+    def target_preprocessing(self, task: str, outputs: int) -> Preprocessing | None:
+        """The standardization of regression targets (data.target_preprocess), when stored."""
+        if "target_preprocess" not in self.spec:
+            return None
+        targets = self.parsed("target_preprocess", lambda v: Preprocessing.from_json(v, outputs))
         if task != "regression" or targets.kind != "standardize" or targets.fill is not None or targets.categories:
-            raise damaged("target_preprocess", "expected the standardization of regression targets")
-    as_tuple = (lambda v: None if v is None else tuple(v))
-    return ModelInfo(task, loss, n, preprocessing, as_tuple(classes), as_tuple(spec.get("feature_names")),
-                     as_tuple(spec.get("target_names")), as_tuple(shape), version, split, vocabulary, targets)
+            raise self.damaged("target_preprocess", "expected the standardization of regression targets")
+        return targets
 
 
 def _count(v) -> bool:
@@ -166,16 +182,3 @@ def _labels(classes, loss, outputs: int) -> bool:
     text = all(isinstance(c, str) for c in classes)
     integers = all(is_integer(c, 0) for c in classes)
     return (text or integers) and len(set(classes)) == len(classes)
-
-
-def _legacy_info(spec: dict, model: Model) -> ModelInfo:
-    """What a file without a description still tells: its loss (run folders wrote it), hence
-    the task and, for classification, integer classes 0..C-1."""
-    loss = spec.get("loss") if isinstance(spec.get("loss"), str) and spec["loss"] in LOSSES else None
-    n = model.input_width()
-    if loss is None or not LOSSES[loss].classification:
-        return ModelInfo("regression" if loss else None, loss, n, None)
-    n_classes = spec.get("n_classes")
-    if not _count(n_classes) or n is None or LOSSES[loss].output_width(n_classes, 1) != model.output_width(n):
-        return ModelInfo(None, loss, n, None)
-    return ModelInfo("classification", loss, n, None, tuple(range(n_classes)))

@@ -9,14 +9,15 @@ import csv
 import os
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TextIO
 
 import numpy as np
 
 from ..datasets.categories import shown as cat_shown
-from ..datasets.csvfile import beyond
 from ..datasets.dataset import target_labels
-from ..datasets.rows import RowFile
+from ..datasets.numbers import beyond
+from ..datasets.rows import ModelColumns, RowFile
 from ..errors import DataError
 from ..layers.user_modules import check_user_layers
 from ..losses import LOSSES
@@ -181,16 +182,27 @@ def _array_where(name: str, first_row: int) -> Callable[..., str]:
 
 
 def load_predictor(path: str | os.PathLike) -> Predictor:
-    """The model file at ``path`` ready to predict. A file written before model files carried their
-    preprocessing still loads, with a warning that its inputs are used as they are."""
+    """The model file at ``path`` ready to predict. A file saved without a description of its data
+    still loads, with a warning that its inputs are used as they are."""
     model, info = read_model(path)
     if info.preprocessing is None:
         warnings.warn(f"{path}: {NO_PREPROCESSING}", stacklevel=2)
     return Predictor(model, info)
 
 
-NO_PREPROCESSING = ("this model file carries no description of its preprocessing (saved without one, or by an "
-                    "mlp-manual before model files stored it): inputs are given to the model as they are")
+NO_PREPROCESSING = ("this model file carries no description of its preprocessing (it was saved without one): "
+                    "inputs are given to the model as they are")
+
+
+def model_columns(predictor: Predictor) -> ModelColumns:
+    """What the predictor's model takes from the rows of a file, as its preprocessing says (a
+    model file without one: numbers, only an empty cell missing)."""
+    info, p = predictor.info, predictor.info.preprocessing
+    columns = ModelColumns(info.raw_features, info.feature_names, dtype=predictor.model.dtype)
+    if p is None:
+        return columns
+    return replace(columns, categories=p.categories, unseen=p.unseen, decimal=p.decimal,
+                   missing=replace(columns.missing, texts=p.missing_values or (), filled=predictor.fills_missing))
 
 
 def predict_file(predictor: Predictor, path, out: TextIO, proba: bool = False, delimiter: str = ",",
@@ -199,12 +211,7 @@ def predict_file(predictor: Predictor, path, out: TextIO, proba: bool = False, d
     row per input row to ``out``, a chunk at a time; the CSV columns ``keep`` (an ID column) come
     first, copied as they are. ``on_progress(bytes read)`` is called after each chunk. Returns the
     number of rows written."""
-    info = predictor.info
-    p = info.preprocessing
-    rows = RowFile(path, info.raw_features, info.feature_names, delimiter, chunk_rows, predictor.model.dtype, keep,
-                   missing=predictor.fills_missing, categories=p.categories if p else None,
-                   missing_values=(p.missing_values or ()) if p else (), decimal=p.decimal if p else ".",
-                   unseen=p.unseen if p else "error")
+    rows = RowFile(path, model_columns(predictor), delimiter, chunk_rows, keep)
     writer = csv.writer(out, lineterminator="\n")
     written = 0
     for first_row, X in rows:  # the header is written once the first chunk is known to be good

@@ -11,13 +11,13 @@ D = features, C = classes, K = regression targets, T = context, V = vocabulary.
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from ..config import load_config
-from ..datasets.csvfile import read_csv
+from ..datasets.csvfile import CsvOptions, read_csv
 from ..datasets.dataset import Dataset, target_labels
 from ..datasets.load import LOADERS, dataset_label
 from ..datasets.split_record import SplitRecord
@@ -169,17 +169,16 @@ def evaluate_file(model_path, path, *, config_path=None) -> SplitEvaluation:
         raise DataError(f"{path}: no such file")
     model, info = read_model(model_path)
     if info.task is None or info.preprocessing is None:
-        raise DataError(f"{model_path}: this model file does not describe its data (it was written before model "
-                        "files did), so a file cannot be evaluated with it; evaluate its run's split instead")
+        raise DataError(f"{model_path}: this model file does not describe its data (it was saved without a "
+                        "description), so a file cannot be evaluated with it; evaluate its run's split instead")
     p = info.preprocessing
-    columns = {"columns": cfg.data.columns, "drop": cfg.data.drop}
+    options = CsvOptions(target=cfg.data.target, header=cfg.data.header, delimiter=cfg.data.delimiter,
+                         decimal=p.decimal, task=info.task, columns=cfg.data.columns, drop=cfg.data.drop,
+                         missing=cfg.data.missing, missing_values=p.missing_values or (), unseen_category=p.unseen)
+    by_name = {}
     if info.feature_names and cfg.data.header:  # the model's features, by name, as mlp-predict matches them
-        columns = {"columns": info.feature_names, "drop": (), "columns_from": str(model_path)}
-    table = read_csv(path, cfg.data.target, cfg.data.header, cfg.data.delimiter, info.task, every_class=False,
-                     missing=cfg.data.missing, known=p.categories, unseen=p.unseen, **columns,
-                     missing_values=p.missing_values or (), decimal=p.decimal,
-                     unseen_remedy=" (the model was trained with data.unseen_category: error; one trained with zeros "
-                                   "reads it as all zeros)")
+        options, by_name = replace(options, columns=info.feature_names, drop=()), {"columns_from": str(model_path)}
+    table = read_csv(path, options, every_class=False, known=p.categories, **by_name)
     name = Path(path).name
     if table.X.shape[1] != info.raw_features:
         raise DataError(f"{path}: has {table.X.shape[1]} feature columns, {model_path} takes {info.raw_features}")

@@ -60,8 +60,8 @@ def save_checkpoint(path: str | os.PathLike, trainer: Trainer, split: SplitRecor
 def refuse_other_data(ckpt: dict, now: SplitRecord | None, path) -> None:
     """DataError when the data a resume is about to train on is not the data the checkpoint at
     ``path`` was trained on (a data file changed, another seed or fractions): its splits would
-    differ, and the resumed run would not be the run. A checkpoint without a record (an earlier
-    version's) is not compared."""
+    differ, and the resumed run would not be the run. A checkpoint saved without a record
+    (``save_checkpoint`` without ``split``) is not compared."""
     if now is None or "split" not in ckpt["meta"]:
         return
     try:

@@ -5,6 +5,7 @@ summary.json (written last), and the final line that says which weights the test
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,7 +22,9 @@ from .interruptions import signals_held
 from .metrics import write_metrics
 from .regression_plots import write_regression_plots
 from .run_warnings import collect_warnings
-from .tensorboard import RunEvents
+
+if TYPE_CHECKING:
+    from .run import RunHooks
 
 # Rows per chunk when the decision boundary's grid (90,000 points) is predicted. A 2-feature model
 # is usually narrow, and a product as small as 256 x 32 x 32 stays on one BLAS thread; at the
@@ -122,26 +125,53 @@ def write_class_plots(exp: Experiment, run_dir: Path) -> None:
 
 
 
-def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, started: float, echo,
-           warned: list[TrainingWarning], events: RunEvents, reason: str | None = None,
+def finish(run: "RunHooks", status: str, started: float, warned: list[TrainingWarning], reason: str | None = None,
            learning: LearningCheck | None = None) -> dict:
-    """Write model.npz, metrics.csv, the run's TensorBoard ``events``, plots and summary.json for
-    a run in any final state; ``warned`` holds the TrainingWarnings the run raised. With
-    ``learning``, warn first when the weights the run keeps have not learned."""
-    cfg, d = exp.cfg, exp.data
+    """Write model.npz, metrics.csv, the run's TensorBoard events, plots and summary.json for
+    ``run`` (its experiment, trainer, folder, lines and events) in any final ``status``, ended
+    for ``reason``; ``warned`` holds the TrainingWarnings the run raised. With ``learning``,
+    warn first when the weights the run keeps have not learned."""
+    exp, trainer, run_dir, echo = run.exp, run.trainer, run.run_dir, run.echo
     history = trainer.history.columns
     weights = kept_weights(trainer, status)
     if learning and history.get("epoch"):
         with collect_warnings() as late:
             learning.at_end(trainer.history.row(weights["epoch"]), weights_label(weights), history["train_loss"])
         warned = [*warned, *late]
-    save_model(exp.model, run_dir / "model.npz", extra={"config_name": cfg.name},
-               info=ModelInfo.from_dataset(d, cfg.loss.name, exp.split))
+    save_model(exp.model, run_dir / "model.npz", extra={"config_name": exp.cfg.name},
+               info=ModelInfo.from_dataset(exp.data, exp.cfg.loss.name, exp.split))
     write_metrics(run_dir, history)
-    stopping = trainer.early_stopping
+    summary = _summary(exp, trainer, status, reason, weights)
+    summary["warnings"] = [{"kind": w.kind, "message": str(w)} for w in warned]
+    run.events.rewrite(history, trainer.recorder.rows if trainer.recorder else [], status, summary.get("test"),
+                       weights["epoch"])
+    failures = PlotFailures()
+    write_plots(exp, history, run_dir, trainer.early_stopping.best_epoch, weights["source"] == "best", failures)
+    _write_diagnostics(exp, trainer, run_dir, failures)
+    if failures.failed:  # a resume draws them again (folder.refuse_complete)
+        summary["unwritten"] = [name for name, _ in failures.failed]
+    if exp.data.text and status in ("completed", "stopped_early"):
+        write_samples(exp, run_dir, echo)
+    summary["wall_seconds"] = round(time.perf_counter() - started, 3)
+    summary["run_dir"] = str(run_dir)
+    files.write_json(run_dir / "summary.json", summary)
+    if status in ("completed", "stopped_early"):
+        echo(final_line(summary, run_dir, exp.cfg.training.early_stopping.monitor))
+        if failures.failed:
+            raise failures.error()
+    else:
+        for _, reason in failures.failed:  # the run ends on its own error (diverged, interrupted)
+            echo(reason)
+    return summary
+
+
+def _summary(exp: Experiment, trainer: Trainer, status: str, reason: str | None, weights: dict) -> dict:
+    """What summary.json says of the training: how it ended, its best and last metrics, the
+    weights model.npz keeps and, but for a run that diverged, their test metrics."""
+    history, stopping = trainer.history.columns, trainer.early_stopping
     summary = {
-        "name": cfg.name,
-        "seed": cfg.seed,
+        "name": exp.cfg.name,
+        "seed": exp.cfg.seed,
         "status": status,
         "stop_reason": reason,
         "epochs_run": len(history.get("epoch", [])),
@@ -153,34 +183,21 @@ def finish(exp: Experiment, trainer: Trainer, run_dir: Path, status: str, starte
         "n_params": exp.model.n_params,
         "weights": weights,
     }
+    d = exp.data
     if d.X_test is not None and status != "diverged":
         summary["test"] = evaluate(exp.model, exp.loss, d.X_test, d.y_test)
-    summary["warnings"] = [{"kind": w.kind, "message": str(w)} for w in warned]
-    events.rewrite(history, trainer.recorder.rows if trainer.recorder else [], status, summary.get("test"),
-                   weights["epoch"])
-    failures = PlotFailures()
-    write_plots(exp, history, run_dir, stopping.best_epoch, weights["source"] == "best", failures)
-    if trainer.recorder and trainer.recorder.rows:
-        from ..plots import diagnostics as plots_diagnostics
-        files.write_text(run_dir / "diagnostics.csv", trainer.recorder.csv())
-        with failures.attempt("grad_norms.png, update_ratio.png, activations.png"):
-            plots_diagnostics.plot_diagnostics(trainer.recorder.rows, run_dir, cfg.name,
-                                               [spec["type"] for spec in exp.model.spec()])
-    if failures.failed:  # a resume draws them again (folder.refuse_complete)
-        summary["unwritten"] = [name for name, _ in failures.failed]
-    if d.text and status in ("completed", "stopped_early"):
-        write_samples(exp, run_dir, echo)
-    summary["wall_seconds"] = round(time.perf_counter() - started, 3)
-    summary["run_dir"] = str(run_dir)
-    files.write_json(run_dir / "summary.json", summary)
-    if status in ("completed", "stopped_early"):
-        echo(final_line(summary, run_dir, cfg.training.early_stopping.monitor))
-        if failures.failed:
-            raise failures.error()
-    else:
-        for _, reason in failures.failed:  # the run ends on its own error (diverged, interrupted)
-            echo(reason)
     return summary
+
+
+def _write_diagnostics(exp: Experiment, trainer: Trainer, run_dir: Path, failures: PlotFailures) -> None:
+    """diagnostics.csv and its figures, for a run that recorded diagnostics."""
+    if not (trainer.recorder and trainer.recorder.rows):
+        return
+    from ..plots import diagnostics as plots_diagnostics
+    files.write_text(run_dir / "diagnostics.csv", trainer.recorder.csv())
+    with failures.attempt("grad_norms.png, update_ratio.png, activations.png"):
+        plots_diagnostics.plot_diagnostics(trainer.recorder.rows, run_dir, exp.cfg.name,
+                                           [spec["type"] for spec in exp.model.spec()])
 
 
 SAMPLES = 20  # items in samples.txt

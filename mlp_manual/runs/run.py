@@ -184,12 +184,11 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, start
             with stop_on_signals(trainer) as request:
                 trainer.fit(exp.data.X_train, exp.data.y_train, exp.data.X_val, exp.data.y_val)
         except TrainingDiverged as e:
-            finish(exp, trainer, run_dir, "diverged", started, echo, warned, events, str(e))
+            finish(hooks, "diverged", started, warned, str(e))
             raise
         except TrainingInterrupted as e:
             e.signum = request.signum
-            finish(exp, trainer, run_dir, "interrupted", started, echo, warned, events,
-                   f"interrupted by {signal_name(e.signum)}")
+            finish(hooks, "interrupted", started, warned, f"interrupted by {signal_name(e.signum)}")
             raise
     if trainer.stop_requested:  # a signal after the last step: the finished training is saved, resume finishes it
         raise KeyboardInterrupt if request.signum == signal.SIGINT else Terminated(request.signum)
@@ -199,7 +198,7 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, start
     elif trainer.early_stopping.stopped:
         status, reason = "stopped_early", trainer.early_stopping.stop_message(trainer.history.last())
         echo(reason)
-    return finish(exp, trainer, run_dir, status, started, echo, warned, events, reason, learning)
+    return finish(hooks, status, started, warned, reason, learning)
 
 
 def _begin(exp: Experiment, trainer: Trainer, run_dir: Path, start: Start, echo: EpochLog) -> None:

@@ -1,5 +1,5 @@
-"""What MLPClassifier and MLPRegressor share: the parameters, the Config they make, training
-through the project's Trainer, and the fitted attributes in scikit-learn's conventions.
+"""What MLPClassifier and MLPRegressor share: the parameters, the Config they make (params.py),
+training through the project's Trainer, and the fitted attributes in scikit-learn's conventions.
 
 A fit is an mlp-train run on arrays: the same config checks, the same three generators from
 one seed (validation split, initial weights and dropout, batch order), the same stratified
@@ -13,73 +13,19 @@ import dataclasses
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..config import Config, config_from_dict
+from ..config import Config
 from ..config.memory import check_memory
 from ..datasets.dataset import split
-from ..errors import ConfigError, DataError, LayerError
+from ..errors import DataError, LayerError
 from ..losses import LOSSES
 from ..model import build_model
 from ..options import is_integer
 from ..training.evaluation import model_outputs
 from ..training.experiment import run_generators, training_plan
 from ..training.trainer import Trainer
-
-# estimator parameter -> the config key it sets, as it is (the others are translated in _config)
-CONFIG_KEYS = {
-    "learning_rate_init": "optimizer.lr",
-    "max_iter": "training.epochs",
-    "shuffle": "training.shuffle",
-    "n_iter_no_change": "training.early_stopping.patience",
-    "tol": "training.early_stopping.min_delta",
-    "init": "model.init",
-    "dtype": "dtype",
-}
-# the solvers' own parameters: set only for the solvers that read them
-SOLVER_KEYS = {
-    "sgd": {"momentum": "optimizer.momentum", "nesterovs_momentum": "optimizer.nesterov"},
-    "adam": {"beta_1": "optimizer.beta1", "beta_2": "optimizer.beta2", "epsilon": "optimizer.eps"},
-    "adamw": {"beta_1": "optimizer.beta1", "beta_2": "optimizer.beta2", "epsilon": "optimizer.eps"},
-    "rmsprop": {"epsilon": "optimizer.eps"},
-}
-# scikit-learn's names of things mlp-manual calls otherwise
-ACTIVATIONS = {"logistic": "sigmoid"}
-AUTO_BATCH = 200  # batch_size="auto": min(200, rows), as scikit-learn's
-# parameters of scikit-learn's MLP that have no counterpart here, and why
-NOT_AVAILABLE = {
-    ("solver", "lbfgs"): "solver 'lbfgs' is not available: mlp-manual trains by backpropagation with a "
-                         "mini-batch optimizer: sgd, adam, adamw or rmsprop",
-    ("learning_rate", "invscaling"): "learning_rate 'invscaling' is not available; use 'constant' or one of "
-                                     "mlp-manual's schedules: step, exponential, cosine",
-    ("learning_rate", "adaptive"): "learning_rate 'adaptive' is not available; use 'constant' or one of "
-                                   "mlp-manual's schedules: step, exponential, cosine",
-}
-
-
-def _plain(value):
-    """A numpy scalar (from a parameter grid, say) as the Python scalar the config accepts."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def hidden_layers(sizes, activation, normalization, dropout) -> list[dict]:
-    """Config layer specs: for each hidden size linear, normalization (if any), activation,
-    dropout (if p > 0); then the output linear, whose width the targets decide."""
-    try:
-        sizes = list(sizes)
-    except TypeError:
-        sizes = [sizes]
-    specs = []
-    for units in sizes:
-        specs.append({"type": "linear", "units": _plain(units)})
-        if normalization is not None:
-            specs.append({"type": normalization})
-        specs.append({"type": activation})
-        if dropout:
-            specs.append({"type": "dropout", "p": _plain(dropout)})
-    return [*specs, {"type": "linear"}]
-
+from .params import estimator_config
 
 def _rows(X) -> int:
     """The number of rows of X as given: an array, a DataFrame, a list, anything numpy reads
@@ -146,65 +92,6 @@ class MLPBase(BaseEstimator):
     def _validation_score(self, row: dict, X_val, y_val) -> float:
         raise NotImplementedError
 
-    def _seed(self):
-        """``random_state`` as the config's seed: an integer as it is, else one drawn from it."""
-        if isinstance(self.random_state, (int, np.integer)):
-            return self.random_state
-        return int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-
-    def _batch(self, n_rows: int):
-        """``batch_size`` as rows: "auto" is min(200, rows), as in scikit-learn."""
-        return min(AUTO_BATCH, n_rows) if isinstance(self.batch_size, str) and self.batch_size == "auto" \
-            else _plain(self.batch_size)
-
-    def _config(self, n_rows: int) -> Config:
-        """The validated Config these parameters describe for a fit on ``n_rows`` rows; a bad
-        value raises ConfigError (a ValueError) naming the parameter.
-
-        scikit-learn's meanings are kept: ``alpha``, the L2 penalty scikit-learn adds to the mean
-        loss of a batch as alpha / 2 * ||W||^2 / batch rows, is weight decay alpha / batch rows;
-        with ``early_stopping`` a ``validation_fraction`` of the rows is held out and training
-        stops when its loss has not fallen by ``tol`` for ``n_iter_no_change`` epochs, keeping
-        the best weights, and without it the training loss is watched the same way and the last
-        weights are kept."""
-        source = type(self).__name__
-        for (param, value), why in NOT_AVAILABLE.items():
-            if isinstance(getattr(self, param), str) and getattr(self, param) == value:
-                raise ConfigError(f"{source}: {why}")
-        batch = self._batch(n_rows)
-        alpha = _plain(self.alpha)
-        if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha >= 0:
-            raise ConfigError(f"{source}: alpha must be a number >= 0, got {alpha!r}")
-        values = {key: getattr(self, param) for param, key in CONFIG_KEYS.items()}
-        values.update({key: getattr(self, param) for param, key in SOLVER_KEYS.get(self.solver, {}).items()})
-        values.update({
-            "seed": self._seed(), "loss": self._loss, "optimizer.name": self.solver,
-            "optimizer.weight_decay": alpha / batch if isinstance(batch, int) and batch > 0 else alpha,
-            "schedule.name": self.learning_rate, "training.batch_size": batch,
-            "data.val_fraction": self.validation_fraction if self.early_stopping else 0.0,
-            "training.early_stopping.restore_best": bool(self.early_stopping),
-            "model.layers": hidden_layers(self.hidden_layer_sizes, ACTIVATIONS.get(self.activation, self.activation),
-                                          self.normalization, self.dropout)})
-        raw: dict = {}
-        for key, value in values.items():
-            *sections, name = key.split(".")
-            node = raw
-            for section in sections:
-                node = node.setdefault(section, {})
-            node[name] = _plain(value)
-        named = {**{key: param for param, key in CONFIG_KEYS.items()},
-                 **{key: param for keys in SOLVER_KEYS.values() for param, key in keys.items()},
-                 "optimizer.name": "solver", "optimizer.weight_decay": "alpha", "schedule.name": "learning_rate",
-                 "training.batch_size": "batch_size", "data.val_fraction": "validation_fraction",
-                 "seed": "random_state"}
-        try:
-            return config_from_dict(raw, source)
-        except ConfigError as e:
-            message = str(e)
-            for key, param in named.items():
-                message = message.replace(f"{source}: {key} ", f"{source}: {param} ", 1)
-            raise ConfigError(message) from None
-
     def fit(self, X, y):
         """Train a new model on (X, y) for at most ``max_iter`` epochs, stopping when the loss
         has not fallen by ``tol`` for ``n_iter_no_change`` epochs: the validation loss of the
@@ -213,7 +100,7 @@ class MLPBase(BaseEstimator):
 
         Inputs: X (N, D), y (N,) (or (N, K) for MLPRegressor). Returns: self.
         """
-        cfg = self._config(_rows(X))
+        cfg = estimator_config(self, _rows(X))
         X, targets = self._fit_data(X, y, cfg.dtype, reset=True)
         data_rng, init_rng, train_rng = run_generators(cfg.seed)
         X_val = y_val = None
@@ -236,7 +123,7 @@ class MLPBase(BaseEstimator):
         """One epoch on (X, y), continuing the model and optimizer state of earlier calls (or of
         ``fit``); no validation split and no early stopping."""
         first = not hasattr(self, "_trainer")
-        cfg = self._config(_rows(X)) if first else self.config_
+        cfg = estimator_config(self, _rows(X)) if first else self.config_
         X, targets = self._fit_data(X, y, cfg.dtype, reset=first, classes=classes)
         if first:
             _, init_rng, train_rng = run_generators(cfg.seed)
@@ -289,7 +176,7 @@ class MLPBase(BaseEstimator):
         ``preprocessing`` its inputs get first (none by default) and the ``feature_names`` of
         those inputs (default: the names it was fitted with, if any)."""
         from .. import __version__
-        from ..datasets.dataset import Preprocessing
+        from ..datasets.preprocessing import Preprocessing
         from ..predict.model_info import ModelInfo
 
         check_is_fitted(self)

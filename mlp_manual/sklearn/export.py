@@ -33,7 +33,7 @@ from sklearn.preprocessing import (
 )
 from sklearn.utils.validation import check_is_fitted
 
-from ..datasets.dataset import Preprocessing
+from ..datasets.preprocessing import Preprocessing
 from ..errors import ExportError
 from ..layers import Linear
 from .base import MLPBase

@@ -20,7 +20,8 @@ from ..config import load_config, with_absolute_paths
 from ..errors import ConfigError, short_repr, short_text
 from ..options import NAME
 from .spec import Sweep
-from .storage import JOURNAL, StudyStorage, database_url, without_password
+from .storage import JOURNAL, StudyStorage
+from .urls import database_url, without_password
 
 RECORD = "sweep.json"
 

@@ -1,5 +1,5 @@
-"""Whether the worker of a running trial is certainly gone, without waiting for its heartbeat to
-go stale.
+"""Whether the worker of a running trial is alive: the heartbeat it writes while the trial runs,
+and whether it is certainly gone without waiting for its heartbeat to go stale.
 
 A trial records its worker process as ``<boot id> <pid namespace> <pid> <start time>`` (Linux's
 /proc). Another worker under the same running kernel and in the same pid namespace (the same
@@ -9,6 +9,8 @@ container, another system) nothing is certain, and the heartbeat decides alone.
 """
 
 import os
+import threading
+import time
 from pathlib import Path
 
 
@@ -47,3 +49,30 @@ def _stat(pid: int) -> tuple[str, str]:
     """The state letter and the start time (in clock ticks since boot) of process ``pid``."""
     fields = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()  # after the command's name
     return fields[0].decode(), fields[19].decode()
+
+
+class Heartbeat:
+    """While the block runs, a thread writes the time into the trial's ``heartbeat`` every
+    ``every`` seconds; a failed write (the database unreachable for a moment) is tried again
+    at the next beat."""
+
+    def __init__(self, storage, trial_id: int, every: float):
+        self.storage, self.trial_id, self.every = storage, trial_id, every
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True, name="mlp-sweep heartbeat")
+
+    def _beat(self) -> None:
+        while not self.stop.wait(self.every):
+            try:
+                self.storage.set_trial_user_attr(self.trial_id, "heartbeat", time.time())
+            except Exception:  # the trial ended, or the storage is unreachable for now
+                pass
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+

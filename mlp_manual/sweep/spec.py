@@ -37,76 +37,17 @@ from ..errors import (
     unknown_keys,
 )
 from ..losses import LOSSES
-from ..options import FOLDER_NAME, Kind, Option, find_unknown_keys, is_integer
-from .storage import database_url
+from ..options import FOLDER_NAME, find_unknown_keys, is_integer
+from .search import PRUNERS, SAMPLERS
+from .space import Param, grid_size
+from .urls import database_url
 
 # metric -> the direction that is better; test metrics are refused (``_objective``)
 METRICS = {"val_loss": "minimize", "val_acc": "maximize", "train_loss": "minimize", "train_acc": "maximize"}
 DIRECTIONS = ("minimize", "maximize")
 
 
-def _int_at_least(low):
-    return lambda v: is_integer(v, low)
-
-
-# Each sampler's and pruner's options, in the vocabulary every choosable thing declares with
-# (mlp_manual/options.py); Optuna's classes take them (study.py makes the sampler, worker.py the
-# pruner). Options of another choice are refused by name, as a layer's are.
-COUNT_FROM_0 = Kind("a non-negative integer", lambda v: is_integer(v, 0))
-SEED = Option(Kind("a non-negative integer or null", lambda v: v is None or is_integer(v, 0)), None,
-              help="the sampler's seed (plus the trial's number); null: unseeded")
-SAMPLERS = {
-    "tpe": {"seed": SEED, "startup_trials": Option(COUNT_FROM_0, 10, help="random trials before TPE models the results")},
-    "random": {"seed": SEED},
-    "grid": {"seed": SEED},
-}
-PRUNERS = {
-    "median": {"warmup_epochs": Option(COUNT_FROM_0, 5, help="epochs a trial runs before it may be pruned"),
-               "startup_trials": Option(COUNT_FROM_0, 5, help="finished trials before any is pruned")},
-    "hyperband": {"min_epochs": Option(Kind("an integer >= 1", _int_at_least(1)), 1,
-                                       help="the fewest epochs a trial gets"),
-                  "reduction_factor": Option(Kind("an integer >= 2", _int_at_least(2)), 3,
-                                             help="how many trials compete for each one promoted")},
-    "none": {},
-}
-# The grid sampler makes the list of its points again for each trial (Optuna's GridSampler, 45 ms
-# at 100,000 points, measured) and tries them in turn, one trial each: a larger grid is a step
-# or a list of choices written wrong long before it is a search anyone runs to its end.
-MAX_GRID_POINTS = 100_000
 TOP_KEYS = ("name", "base", "config", "objective", "trials", "sampler", "pruner", "space", "storage", "stale_after")
-
-
-@dataclass(frozen=True)
-class Param:
-    """One dimension of the search: a range (``low`` to ``high``, on a log scale with ``log``, in
-    steps of ``step``; integers when the bounds are) or a list of ``choices``."""
-
-    key: str  # a --set key: optimizer.lr, model.layers.0.units
-    low: float | int | None = None
-    high: float | int | None = None
-    log: bool = False
-    step: float | int | None = None
-    choices: tuple = ()
-
-    @property
-    def integer(self) -> bool:
-        return not self.choices and all(isinstance(v, int) for v in (self.low, self.high) if v is not None) \
-            and (self.step is None or isinstance(self.step, int))
-
-    def grid_size(self) -> int | float:
-        """How many values the grid sampler tries (math.inf beyond what a float counts), without
-        making them; the range needs a step."""
-        if self.choices:
-            return len(self.choices)
-        steps = (self.high - self.low) / self.step
-        return int(math.floor(steps + 1e-9)) + 1 if math.isfinite(steps) else math.inf
-
-    def grid(self) -> list:
-        """Every value the grid sampler tries: the choices, or the range in its steps."""
-        if self.choices:
-            return list(self.choices)
-        values = [self.low + i * self.step for i in range(self.grid_size())]
-        return values if self.integer else [round(v, 12) for v in values]
 
 
 @dataclass(frozen=True)
@@ -167,7 +108,7 @@ def load_sweep(path: str | Path) -> Sweep:
     base = _base(raw, path)
     metric, direction = _objective(raw.get("objective"), path)
     trials = raw.get("trials")  # null: the whole grid, or 20
-    if trials is not None and not _int_at_least(1)(trials):
+    if trials is not None and not is_integer(trials, 1):
         raise ConfigError(f"{path}: trials must be an integer >= 1, got {short_repr(trials)}")
     sampler = _choice(raw.get("sampler"), "sampler", SAMPLERS, "tpe", path)
     pruner = _choice(raw.get("pruner"), "pruner", PRUNERS, "median", path)
@@ -188,7 +129,7 @@ def load_sweep(path: str | Path) -> Sweep:
                   float(stale_after))
     _check_metric(sweep)
     if sampler.name == "grid":
-        size = _grid_size(sweep)
+        size = grid_size(space, path)
         if trials is None:
             sweep = dataclasses.replace(sweep, trials=size)
     return sweep
@@ -351,24 +292,3 @@ def _check_metric(sweep: Sweep) -> None:
     if sweep.metric.endswith("_acc") and not LOSSES[cfg.loss.name].classification:
         raise ConfigError(f"{sweep.path}: objective.metric {sweep.metric} is measured for classification, and the "
                           f"base config's loss is {cfg.loss.name}; use {sweep.metric.replace('_acc', '_loss')}")
-
-
-def _grid_size(sweep: Sweep) -> int:
-    """The number of points of the grid sampler's grid, counted without making it; ConfigError
-    for a range without a step, or a grid of more than MAX_GRID_POINTS."""
-    for p in sweep.space:
-        if not p.choices and p.step is None:
-            raise ConfigError(f"{sweep.path}: the grid sampler needs a step or choices for space {p.key}")
-    sizes = {p.key: p.grid_size() for p in sweep.space}
-    size = math.prod(sizes.values())
-    if size > MAX_GRID_POINTS:
-        each = "; ".join(f"{key}: {_count(n)}" for key, n in sorted(sizes.items(), key=lambda kv: -kv[1]))
-        raise ConfigError(f"{sweep.path}: the grid has {_count(size)} points ({each}); the grid sampler takes at most "
-                          f"{MAX_GRID_POINTS:,}: use a larger step or fewer choices, or the tpe or random sampler")
-    return size
-
-
-def _count(n: int | float) -> str:
-    return f"{n:,}" if n < 10**12 else "more than 10^12"
-
-

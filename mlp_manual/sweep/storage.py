@@ -20,16 +20,14 @@ import os
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from ..errors import MachineError, MissingExtra, MLPManualError, machine_error, one_line
+from ..errors import MachineError, MissingExtra, MLPManualError, machine_error
+from .urls import database_url, scheme, without_password
 
 JOURNAL = "journal.log"
 INSTALL = 'mlp-sweep needs optuna; install it with: pip install "mlp-manual[sweep]"'
 DRIVER = ('the database driver is not installed ({}); pip install "mlp-manual[sweep]" installs the PostgreSQL one '
           "(psycopg)")
-DATABASE_SCHEMES = ("postgresql", "mysql", "sqlite")
-ALIASES = {"postgres": "postgresql"}
 
 
 def require_optuna():
@@ -40,64 +38,6 @@ def require_optuna():
         raise MissingExtra(INSTALL) from None
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # trials are reported by mlp-sweep's own lines
     return optuna
-
-
-def without_password(url: str) -> str:
-    """``url`` with any password removed (after ``user:`` and as a ``password=`` parameter), for
-    files and messages (the driver then reads it from ~/.pgpass or PGPASSWORD). Any text is
-    taken, a malformed URL included: it is what messages about such a URL show, on one line
-    (a control character is written as its escape, ``\\n``)."""
-    text = one_line(url)
-    head, sep, rest = text.partition("://")
-    if not sep:
-        return text
-    at = rest.rfind("@")  # a password may hold "@" or "/" unescaped: the user part ends at the last "@"
-    if at >= 0:
-        user = rest[:at].partition(":")[0]
-        rest = (f"{user}@" if user else "") + rest[at + 1:]
-    rest, question, query = rest.partition("?")
-    if question:
-        kept = [p for p in query.split("&") if p.partition("=")[0].strip().lower() != "password"]
-        rest += "?" + "&".join(kept) if kept else ""
-    return head + sep + rest
-
-
-def database_url(url: str) -> str:
-    """The database URL ``url`` checked, as SQLAlchemy reads it: ``postgres://`` (what hosting
-    providers hand out) is ``postgresql://``, ``postgres+psycopg://`` ``postgresql+psycopg://``.
-    ConfigError in one line for a scheme that is not a database's, a host with an unclosed
-    ``[``, a port that is not a number from 1 to 65535, or a SQLite URL without its file."""
-    from ..errors import ConfigError
-
-    shown = f"storage {without_password(url)}"
-    if not url.isprintable():
-        raise ConfigError(f"{shown}: a URL holds no line breaks or other control characters")
-    head, _, rest = url.partition("://")
-    name, plus, driver = head.partition("+")
-    kind = ALIASES.get(name.lower(), name.lower())
-    if kind not in DATABASE_SCHEMES:
-        raise ConfigError(f"{shown}: use a postgresql://, mysql:// or sqlite:/// URL, or the path of a journal file")
-    url = f"{kind}{plus}{driver}://{rest}"
-    if kind == "sqlite":
-        if not rest.startswith("/") or not rest.strip("/"):
-            raise ConfigError(f"{shown}: a SQLite URL is sqlite:///FILE (three slashes, then the file's path)")
-        return url
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # an unclosed [ of an IPv6 address
-        raise ConfigError(f"{shown}: the host is not valid (an IPv6 address is written in brackets: [::1])") from None
-    try:
-        port = parts.port
-    except ValueError:  # not a number, two ports, out of range
-        port = 0
-    if port == 0:
-        raise ConfigError(f"{shown}: the port must be a number from 1 to 65535")
-    return url
-
-
-def scheme(url: str) -> str:
-    """``postgresql`` of ``postgresql+psycopg://...``."""
-    return url.partition(":")[0].partition("+")[0].lower()
 
 
 class StudyUnreachable(MachineError):
@@ -117,14 +57,14 @@ class StudyStorage:
         if self._journal:  # a journal file: the default in the sweep folder, or a path
             from optuna.storages.journal import JournalFileOpenLock
 
-            from .journal import backend_class
+            from .journal_file import CheckedJournalBackend
 
             self.path = folder / JOURNAL if url is None else Path(url)
             self._lock_file = self.path.with_name(self.path.name + ".budget.lock")
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 # the open lock: a symlink lock left by a killed process would stop every worker
-                backend = backend_class()(str(self.path), JournalFileOpenLock(str(self.path)), note or _quiet)
+                backend = CheckedJournalBackend(str(self.path), JournalFileOpenLock(str(self.path)), note or _quiet)
                 self.storage = _guarded(_checked_journal(optuna)(backend), self._failed)
             except OSError as e:
                 raise self._failed(e) from None

@@ -11,6 +11,7 @@ and workers never draw the same sequence. Every trial trains with the base confi
 
 from pathlib import Path
 
+from .search import make_sampler
 from .spec import Sweep
 from .storage import StudyStorage, require_optuna
 
@@ -68,15 +69,6 @@ def continued_numbers(trials) -> set[int]:
     return {t.user_attrs["continues"] for t in trials if "continues" in t.user_attrs}
 
 
-def _sampler(optuna, sweep: Sweep, seed):
-    if sweep.sampler.name == "random":
-        return optuna.samplers.RandomSampler(seed=seed)
-    if sweep.sampler.name == "grid":
-        return optuna.samplers.GridSampler({p.key: p.grid() for p in sweep.space}, seed=seed)
-    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=sweep.sampler.options["startup_trials"],
-                                      constant_liar=True)
-
-
 class PerTrialSampler:
     """The sweep's sampler, made afresh for each trial with the seed ``sampler.seed + number``
     (Optuna's samplers keep no state but their random generator: the history is the study's);
@@ -99,7 +91,8 @@ class PerTrialSampler:
                         seed = seed or 0
                     elif seed is not None:
                         seed += trial.number
-                    self._inner = _sampler(optuna, sweep, seed)
+                    self._inner = make_sampler(optuna, sweep.sampler.name, sweep.sampler.options, sweep.space,
+                                               seed)
                 return self._inner
 
             def infer_relative_search_space(self, study, trial):

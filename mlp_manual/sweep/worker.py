@@ -21,7 +21,6 @@ import os
 import platform
 import shutil
 import signal
-import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -35,9 +34,11 @@ from ..runs.metrics import read_metrics
 from ..runs.run import resume_run, train_run
 from .folder import foreign_run
 from .journal import JournalDamaged
-from .liveness import process_id
+from .liveness import Heartbeat, process_id
 from .reporting import EpochReporter
-from .spec import Param, Sweep
+from .search import make_pruner
+from .space import suggest
+from .spec import Sweep
 from .storage import StudyStorage, StudyUnreachable, require_optuna
 from .study import continued_numbers, open_study
 from .takeover import TakeOver
@@ -117,7 +118,7 @@ class Worker:
         for key, value in (("host", HOST), ("run_dir", str(run_dir)), ("pid", os.getpid()), ("process", PROCESS),
                            ("config", dump_config(with_absolute_paths(cfg)))):
             storage.set_trial_user_attr(trial._trial_id, key, value)
-        pruner = make_pruner(self.optuna, self.sweep)
+        pruner = make_pruner(self.optuna, self.sweep.pruner.name, self.sweep.pruner.options)
         reporter = EpochReporter(self.study, trial, self.sweep.metric, pruner, self.sweep.pruner.name, earlier)
         with Heartbeat(storage, trial._trial_id, self.sweep.stale_after / 4):
             try:
@@ -250,15 +251,6 @@ def _metric_values(run_dir: Path, metric: str) -> dict[int, float]:
     return {int(e): float(v) for e, v in zip(history.get("epoch", []), history.get(metric, [])) if v is not None}
 
 
-def suggest(trial, p: Param):
-    """The trial's value of the parameter ``p``."""
-    if p.choices:
-        return trial.suggest_categorical(p.key, list(p.choices))
-    if p.integer:
-        return trial.suggest_int(p.key, p.low, p.high, step=p.step or 1, log=p.log)
-    return trial.suggest_float(p.key, p.low, p.high, step=p.step, log=p.log)
-
-
 def objective_of(summary: dict, metric: str) -> float | None:
     """The metric of the weights the run keeps (model.npz): the restored best epoch's with early
     stopping, else the last epoch's."""
@@ -266,43 +258,5 @@ def objective_of(summary: dict, metric: str) -> float | None:
     return kept.get(metric)
 
 
-def make_pruner(optuna, sweep: Sweep):
-    options = sweep.pruner.options
-    if sweep.pruner.name == "median":
-        return optuna.pruners.MedianPruner(n_startup_trials=options["startup_trials"],
-                                           n_warmup_steps=options["warmup_epochs"] + 1)  # epochs count from 1
-    if sweep.pruner.name == "hyperband":
-        return optuna.pruners.HyperbandPruner(min_resource=options["min_epochs"], max_resource="auto",
-                                              reduction_factor=options["reduction_factor"])
-    return optuna.pruners.NopPruner()
-
-
 def _silent(line: str) -> None:
     """A trial's epoch lines are not printed: mlp-sweep prints one line per trial."""
-
-
-class Heartbeat:
-    """While the block runs, a thread writes the time into the trial's ``heartbeat`` every
-    ``every`` seconds; a failed write (the database unreachable for a moment) is tried again
-    at the next beat."""
-
-    def __init__(self, storage, trial_id: int, every: float):
-        self.storage, self.trial_id, self.every = storage, trial_id, every
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._beat, daemon=True, name="mlp-sweep heartbeat")
-
-    def _beat(self) -> None:
-        while not self.stop.wait(self.every):
-            try:
-                self.storage.set_trial_user_attr(self.trial_id, "heartbeat", time.time())
-            except Exception:  # the trial ended, or the storage is unreachable for now
-                pass
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.stop.set()
-        self.thread.join()
-

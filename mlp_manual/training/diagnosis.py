@@ -56,11 +56,21 @@ class Evidence:
     activations: tuple[str, ...] = ()  # the activation layer types of the model, in order
 
 
-def gather(model, loss, X: np.ndarray, y: np.ndarray, lr: float, optimizer: str, losses, *,
-           momentum: float = 0.0, regression_targets: np.ndarray | None = None,
-           inputs_scaled: bool = True) -> Evidence:
+@dataclass(frozen=True)
+class Stepping:
+    """What sizes a step of the run's optimizer: its name, its learning rate and, for SGD, its
+    momentum."""
+
+    optimizer: str
+    lr: float
+    momentum: float = 0.0
+
+
+def gather(model, loss, X: np.ndarray, y: np.ndarray, stepping: Stepping, losses, *,
+           regression_targets: np.ndarray | None = None, inputs_scaled: bool = True) -> Evidence:
     """Probe ``model`` on the first PROBE_ROWS rows of (X, y), targets as ``loss`` wants them, and
-    collect the evidence. The model's parameters, buffers and mode are left as they were."""
+    collect the evidence, with a step's size estimated as ``stepping`` says and the run's
+    training ``losses`` per epoch. The model's parameters, buffers and mode are left as they were."""
     X, y = X[:PROBE_ROWS], y[:PROBE_ROWS]  # (N, D)
     modes = [layer.training for layer in model.layers]
     model.eval()
@@ -80,14 +90,14 @@ def gather(model, loss, X: np.ndarray, y: np.ndarray, lr: float, optimizer: str,
     finally:
         for layer, mode in zip(model.layers, modes):
             layer.train(mode)
-    grads, steps = {}, {}
+    grads, steps, lr = {}, {}, stepping.lr
     for name, p, g in model.parameters():
         if not is_weight_matrix(p):
             continue
         gn, wn = grad_norm([g]), grad_norm([p])
         grads[name] = gn
         if wn > 0:  # adaptive optimizers move each element by about lr; SGD by lr * g, momentum amplifying it
-            step = lr * math.sqrt(p.size) if optimizer in ADAPTIVE else lr * gn / (1 - momentum)
+            step = lr * math.sqrt(p.size) if stepping.optimizer in ADAPTIVE else lr * gn / (1 - stepping.momentum)
             steps[name] = step / wn
     scale = None
     if regression_targets is not None:

@@ -12,8 +12,8 @@ import numpy as np
 from ..config import Config
 from ..config.memory import check_memory
 from ..datasets import Dataset, load_dataset
-from ..datasets.dataset import Preprocessing
 from ..datasets.load import LOADERS, dataset_label
+from ..datasets.preprocessing import Preprocessing
 from ..datasets.synthetic import Generated
 from ..datasets.split_record import SplitRecord
 from ..errors import ConfigError

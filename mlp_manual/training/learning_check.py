@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import TrainingWarning
 from ..layers.registry import row_of
 from ..readable import readable
-from .diagnosis import INPUT_SCALE, PROBE_ROWS, Diagnosis, Evidence, diagnose, gather
+from .diagnosis import INPUT_SCALE, PROBE_ROWS, Diagnosis, Evidence, Stepping, diagnose, gather
 from .evaluation import class_labels, evaluate
 from .experiment import Experiment
 
@@ -77,8 +77,7 @@ def run_evidence(exp: Experiment, X: np.ndarray, y: np.ndarray, losses=()) -> Ev
     """The evidence of ``exp``'s model as it is now, probed on the rows (X, y) (targets as the loss
     wants them), with the run's training ``losses`` per epoch."""
     opt = exp.cfg.optimizer
-    return gather(exp.model, exp.loss, X, y, opt.lr, opt.name, losses,
-                  momentum=opt.options.get("momentum", 0.0),
+    return gather(exp.model, exp.loss, X, y, Stepping(opt.name, opt.lr, opt.options.get("momentum", 0.0)), losses,
                   regression_targets=None if exp.loss.classification else exp.data.y_train,
                   inputs_scaled=not exp.data.scalable or bool(np.abs(X[:PROBE_ROWS]).max() <= INPUT_SCALE))
 

@@ -1,10 +1,10 @@
 """Regenerate the binary inputs of the bad-input corpus: python tests/bad_inputs/files/make_files.py
 
 Every file is small and deterministic; the cases in ../cases.yaml copy them into a fresh
-folder before running a command. The xor and wide models are written in the form model files
-had before they described their data (no task, preprocessing or names), so that the corpus
-keeps an old file; flowers-model.npz (text labels, named columns, standardised) and
-sine-model.npz (regression) are of today's form.
+folder before running a command. The xor and wide models are written as a model saved without
+a description of its data (``save_model`` without ``info``: no task, loss, preprocessing or
+names), so that the corpus keeps such a file; flowers-model.npz (text labels, named columns,
+standardised) and sine-model.npz (regression) are described, as a run writes them.
 """
 
 import json
@@ -24,7 +24,7 @@ from datafiles import flowers_csv  # noqa: E402
 from mlp_manual.config import load_config  # noqa: E402
 from mlp_manual.runs.run import train_run  # noqa: E402
 
-OLD_SPEC_KEYS = ("format", "layers", "dtype", "config_name", "n_classes", "loss")
+UNDESCRIBED_KEYS = ("format", "layers", "dtype", "config_name")
 
 
 def train(overrides: list[str], into: Path) -> Path:
@@ -37,13 +37,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         xor = train([], tmp / "xor")
-        write_old_model(xor / "model.npz", HERE / "xor-model.npz", n_classes=2)
+        write_undescribed_model(xor / "model.npz", HERE / "xor-model.npz")
         shutil.copy(xor / "checkpoint.npz", HERE / "xor-checkpoint.npz")
         data = (xor / "checkpoint.npz").read_bytes()
         (HERE / "truncated-checkpoint.npz").write_bytes(data[:len(data) // 2])
         wide = train(["model.layers.0.units=16"], tmp / "wide")
         shutil.copy(wide / "checkpoint.npz", HERE / "wide-checkpoint.npz")
-        write_old_model(wide / "model.npz", HERE / "wide-model.npz", n_classes=2)
+        write_undescribed_model(wide / "model.npz", HERE / "wide-model.npz")
         flowers_csv(tmp / "flowers.csv", 60, seed=0)
         flowers = train(["data.name=csv", f"data.path={tmp / 'flowers.csv'}", "data.target=species",
                          "data.preprocess=standardize", "model.layers.0.units=4", "training.epochs=5",
@@ -77,12 +77,12 @@ def user_layer_model() -> None:
     np.savez(HERE / "user-layer-model.npz", **arrays)
 
 
-def write_old_model(source: Path, target: Path, n_classes: int) -> None:
-    """``source`` rewritten with only the spec keys model files had before they described their data."""
+def write_undescribed_model(source: Path, target: Path) -> None:
+    """``source`` rewritten without the description of its data: only UNDESCRIBED_KEYS of its spec."""
     with np.load(source) as f:
         arrays = {k: f[k] for k in f.files}
-    spec = dict(json.loads(str(arrays["__spec__"])), n_classes=n_classes)
-    arrays["__spec__"] = np.array(json.dumps({k: spec[k] for k in OLD_SPEC_KEYS}))
+    spec = json.loads(str(arrays["__spec__"]))
+    arrays["__spec__"] = np.array(json.dumps({k: spec[k] for k in UNDESCRIBED_KEYS}))
     np.savez(target, **arrays)
 
 
