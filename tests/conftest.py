@@ -1,12 +1,21 @@
-import json
-import re
-import sys
+import os
 
-import numpy as np
-import pytest
-from click.testing import CliRunner
+# One BLAS thread in each test process and in every command a test starts: the tests run on every
+# core at once (pytest-xdist, see pyproject.toml), and there a second BLAS thread per process spins
+# while it waits for a core (10 epochs of configs/digits.yaml on a busy 2-core machine: 20 s of CPU
+# with two threads, 2 s with one). Set before numpy is first imported; a value already set stands.
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")
 
-from mlp_manual.gradcheck.numgrad import numerical_gradient, relative_error
+import json  # noqa: E402
+import re  # noqa: E402
+import sys  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+
+from mlp_manual.gradcheck.numgrad import numerical_gradient, relative_error  # noqa: E402
 
 
 def invoke_cli(command, *args):

@@ -25,10 +25,13 @@ match any other, as does the index where such an error is largest; every other c
 match. A line ``...`` in the expected output
 stands for any number of lines.
 
-An HTML comment on the line before a block changes how it is run: ``<!-- example: slow -->`` (run
-with ``pytest -m slow``), ``<!-- example: needs MNIST -->`` (skipped where the MNIST files are not
+An HTML comment on the line before a block changes how it is run: ``<!-- example: slow -->`` (one
+that trains on a real dataset or runs many trials: run only by ``pytest -m slow``, which runs a
+page's slow examples and the files it saves, so a slow example uses only those and the slow
+examples before it), ``<!-- example: needs MNIST -->`` (skipped where the MNIST files are not
 found), ``<!-- example: trimmed -->`` (the lines shown appear in the output in this order, others
-between them left out), ``<!-- example: not run, REASON -->`` (shown, never run: kept for the few that download).
+between them left out), ``<!-- example: not run, REASON -->`` (shown, never run: kept for the few
+that download). Marks combine with commas: ``<!-- example: slow, needs MNIST -->``.
 """
 
 import math
@@ -65,6 +68,11 @@ class Example:
         continued``): the page saves it as that file, for its later examples."""
         found = re.match(r"# ([\w.-]+\.(?:py|yaml))(, continued)?$", self.body[0]) if self.body else None
         return found.group(1) if found else None
+
+    @property
+    def marks(self) -> set[str]:
+        """The marker's parts: ``slow, needs MNIST`` -> {"slow", "needs MNIST"}."""
+        return {part.strip() for part in (self.marker or "").split(",")} - {""}
 
     @property
     def continued(self) -> bool:

@@ -3,7 +3,8 @@ site builds with ``mkdocs build --strict``, and the README stays a five-minute r
 the learning path and both references.
 
 ``MLP_MANUAL_UPDATE_DOCS=1 python -m pytest tests/test_docs.py`` writes what each console example
-prints back into its page, for a change meant to alter an output; read the diff before committing.
+prints back into its page, for a change meant to alter an output (then the same with ``-m slow``
+for the slow examples); read the diff before committing.
 """
 
 import importlib.util
@@ -32,6 +33,7 @@ from doc_examples import (
 
 UPDATE = os.environ.get("MLP_MANUAL_UPDATE_DOCS") == "1"
 PAGES_WITH_EXAMPLES = [p for p in PAGES if examples(p)]
+SLOW_PAGES = [p for p in PAGES_WITH_EXAMPLES if any("slow" in e.marks for e in examples(p))]
 
 
 def mnist_present() -> bool:
@@ -45,19 +47,25 @@ def mnist_present() -> bool:
     return True
 
 
+def runs_in(example, slow: bool) -> bool:
+    """Whether the suite (the slow one with ``slow``) runs ``example``: each suite its own
+    examples, both the files a page saves, neither one marked not run."""
+    if (example.marker or "").startswith(("not run", "tested by")):
+        return False
+    if "needs MNIST" in example.marks and not mnist_present():
+        return False
+    return example.file is not None or ("slow" in example.marks) == slow
+
+
 def run_page(page, folder, slow: bool) -> None:
-    """Run the page's examples in order in ``folder``; with ``slow``, those marked slow too."""
+    """Run the page's examples in order in ``folder``: those not marked slow, or with ``slow``
+    those marked slow (each suite with the files the page saves)."""
     from mlp_manual.config import config_from_dict
 
     folder = sandbox(folder)
     updates = {}  # first line of an expected output (from 1) -> (its length, the new lines)
     for example in examples(page):
-        marker = example.marker or ""
-        if marker.startswith(("not run", "tested by")):
-            continue
-        if marker == "slow" and not slow:
-            continue
-        if marker == "needs MNIST" and not mnist_present():
+        if not runs_in(example, slow):
             continue
         if example.file:  # "# my_layers.py" first: a file the page's later examples use
             path = folder / example.file
@@ -89,7 +97,7 @@ def run_page(page, folder, slow: bool) -> None:
                                          f"{code}:\n" + "\n".join(out))
                 if not command.expected:  # a command shown without its output: only that it runs
                     continue
-                if marker == "trimmed":
+                if "trimmed" in example.marks:
                     assert in_order([normalise(e, folder) for e in command.expected], got), \
                         f"{page.relative_to(ROOT)}:{command.line}: `{command.text}` printed something else\n" + \
                         difference(command.expected, got)
@@ -115,9 +123,6 @@ def test_every_example_of_a_page_runs_as_shown(page, tmp_path):
     run_page(page, tmp_path, slow=False)
 
 
-SLOW_PAGES = [p for p in PAGES_WITH_EXAMPLES if any(e.marker == "slow" for e in examples(p))]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("page", SLOW_PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_the_slow_examples_of_a_page_run_as_shown(page, tmp_path):
@@ -131,6 +136,14 @@ def test_the_example_checker_catches_a_changed_number_and_a_changed_word(tmp_pat
     assert matches(["first", "...", "last"], ["first", "a", "b", "last"])
     assert not matches(["first", "last"], ["first", "a", "last"])
     assert normalise(f"{tmp_path}/runs/xor-20261121-170102 in 0.86s", tmp_path) == "runs/xor-<stamp> in <s>"
+
+
+def test_every_mark_of_an_example_is_one_the_checker_knows():
+    """A misspelt mark (``slwo``) would run a slow example in the default suite, or skip nothing."""
+    for page in PAGES:
+        for example in examples(page):
+            if not (example.marker or "").startswith(("not run", "tested by")):
+                assert example.marks <= {"slow", "needs MNIST", "trimmed"}, f"{example.where}: {example.marker}"
 
 
 def test_every_console_example_is_a_command_with_what_it_prints():

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -117,18 +118,32 @@ def test_grid_budget_defaults_to_the_grid(tmp_path):
 
 # --- one worker, in process ----------------------------------------------------------------
 
-@pytest.fixture
-def moons_sweep(tmp_path, monkeypatch):
-    """A finished 6-trial sweep on moons in tmp_path/out: (folder, output of run)."""
-    monkeypatch.chdir(tmp_path)
-    path = write_sweep(tmp_path)
-    result = invoke_cli(sweep_cli, "run", str(path), "--out", "out")
+@pytest.fixture(scope="module")
+def finished_sweep(tmp_path_factory):
+    """A finished 6-trial sweep on moons, run from its folder into folder/out: (folder/out, output
+    of run). Shared by the tests that only read it (and write beside it)."""
+    folder = tmp_path_factory.mktemp("sweep")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(folder)
+        path = write_sweep(folder)
+        result = invoke_cli(sweep_cli, "run", str(path), "--out", "out")
     assert result.exit_code == 0, result.output
-    return tmp_path / "out", result.output
+    return folder / "out", result.output
 
 
-def test_a_sweep_runs_its_budget_as_ordinary_run_folders(moons_sweep):
-    folder, output = moons_sweep
+@pytest.fixture
+def moons_sweep(finished_sweep, tmp_path, monkeypatch):
+    """A copy of the finished sweep in tmp_path/out, with its sweep file, for a test that changes
+    it; tmp_path is the current folder."""
+    folder, output = finished_sweep
+    shutil.copytree(folder, tmp_path / "out")
+    shutil.copy(folder.parent / "moons.yaml", tmp_path)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "out", output
+
+
+def test_a_sweep_runs_its_budget_as_ordinary_run_folders(finished_sweep):
+    folder, output = finished_sweep
     assert "6 of 6 trials finished" in output
     study = study_of(folder, name="moons")
     assert sorted(t.number for t in study.trials) == list(range(6))
@@ -149,8 +164,8 @@ def test_a_sweep_runs_its_budget_as_ordinary_run_folders(moons_sweep):
         assert (folder / figure).stat().st_size > 1000
 
 
-def test_status_lists_every_trial_best_first_and_as_csv(moons_sweep):
-    folder, _ = moons_sweep
+def test_status_lists_every_trial_best_first_and_as_csv(finished_sweep):
+    folder, _ = finished_sweep
     table = invoke_cli(sweep_cli, "status", str(folder)).output.splitlines()
     assert table[0].startswith("study moons: 6 trials of a budget of 6 (")
     assert table[1].split() == ["number", "state", "optimizer.lr", "model.layers.0.units", "val_loss", "epochs",
@@ -164,8 +179,8 @@ def test_status_lists_every_trial_best_first_and_as_csv(moons_sweep):
         assert os.path.isdir(r["run_dir"]) and int(r["epochs"]) >= 1 and float(r["seconds"]) > 0
 
 
-def test_best_writes_a_config_that_reproduces_the_trial_bit_for_bit(moons_sweep, tmp_path):
-    folder, _ = moons_sweep
+def test_best_writes_a_config_that_reproduces_the_trial_bit_for_bit(finished_sweep, tmp_path):
+    folder, _ = finished_sweep
     result = invoke_cli(sweep_cli, "best", str(folder))
     assert result.exit_code == 0 and "train it with: mlp-train --config" in result.output
     best = study_of(folder, name="moons").best_trial
@@ -177,10 +192,10 @@ def test_best_writes_a_config_that_reproduces_the_trial_bit_for_bit(moons_sweep,
         assert all(np.array_equal(a[k], b[k]) for k in a.files if k != "__spec__")
 
 
-def test_trials_of_the_sweep_work_with_the_other_commands(moons_sweep):
+def test_trials_of_the_sweep_work_with_the_other_commands(finished_sweep):
     from mlp_manual.cli.evaluate import main as eval_cli
 
-    folder, _ = moons_sweep
+    folder, _ = finished_sweep
     run = folder / "trials" / "0"
     result = invoke_cli(eval_cli, "--model", str(run / "model.npz"), "--split", "val")
     assert result.exit_code == 0 and "accuracy" in result.output, result.output
@@ -196,8 +211,8 @@ def test_running_again_when_the_budget_is_used_runs_nothing_and_a_larger_budget_
     assert sorted(t.number for t in study_of(folder, name="moons").trials) == list(range(8))
 
 
-def test_joining_a_study_with_another_space_is_refused(moons_sweep):
-    folder, _ = moons_sweep
+def test_joining_a_study_with_another_space_is_refused(finished_sweep):
+    folder, _ = finished_sweep
     (folder.parent / "other").mkdir()
     other = write_sweep(folder.parent / "other", space={"optimizer.momentum": {"low": 0.0, "high": 0.9}})
     result = invoke_cli(sweep_cli, "run", str(other), "--out", str(folder))
@@ -376,6 +391,7 @@ def _running(folder):
                and os.path.exists(os.path.join(t.user_attrs["run_dir"], "checkpoint.npz")) for t in trials)
 
 
+@pytest.mark.slow  # a kill loop
 def test_a_killed_worker_trial_is_taken_over_and_resumed_from_its_checkpoint(tmp_path):
     path = write_sweep(tmp_path, trials=2, config=SLOW, stale_after=2, pruner="none")
     folder = tmp_path / "out"
@@ -408,6 +424,7 @@ def test_a_killed_worker_trial_is_taken_over_and_resumed_from_its_checkpoint(tmp
         assert all(np.array_equal(a[k], b[k]) for k in a.files if k != "__spec__")
 
 
+@pytest.mark.slow  # a kill loop
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_saves_the_trial_and_the_same_command_continues(tmp_path, signum):
     path = write_sweep(tmp_path, trials=2, config=SLOW, pruner="none")
@@ -606,6 +623,7 @@ def _first_line(stream, seconds: float) -> str:
     return found[0] if found else ""
 
 
+@pytest.mark.slow  # a kill loop
 def test_killing_the_parent_ends_its_workers_and_the_same_command_finishes(tmp_path):
     path, folder = write_sweep(tmp_path, trials=3, config=MEDIUM, pruner="none"), tmp_path / "out"
     parent = subprocess.Popen(sweep_command("run", path, "--out", folder, "--workers", "2"), stdout=subprocess.DEVNULL,
@@ -623,6 +641,7 @@ def test_killing_the_parent_ends_its_workers_and_the_same_command_finishes(tmp_p
     assert again.returncode == 0 and "3 of 3 trials finished (3 complete)" in again.stdout, again.stderr
 
 
+@pytest.mark.slow  # a kill loop
 def test_the_same_command_after_a_whole_sweep_was_killed_finishes_the_budget(tmp_path):
     path, folder = write_sweep(tmp_path, trials=3, config=MEDIUM, pruner="none"), tmp_path / "out"
     sweep = subprocess.Popen(sweep_command("run", path, "--out", folder, "--workers", "2"), stdout=subprocess.DEVNULL,
@@ -642,6 +661,7 @@ def test_the_same_command_after_a_whole_sweep_was_killed_finishes_the_budget(tmp
     assert all(t.state.name == "COMPLETE" for t in _finished(study))
 
 
+@pytest.mark.slow  # a kill loop
 def test_the_same_command_waits_for_a_frozen_worker_saying_how_long(tmp_path):
     path, folder = write_sweep(tmp_path, trials=1, config=MEDIUM, pruner="none", stale_after=8), tmp_path / "out"
     frozen = subprocess.Popen(sweep_command("run", path, "--out", folder), stdout=subprocess.DEVNULL,
@@ -692,6 +712,7 @@ def test_a_worker_starts_with_the_stop_signals_held_until_its_handlers_are_in_pl
     assert (worker.wait(timeout=60), worker.stderr.read().decode()) == (130, "Interrupted.\n")
 
 
+@pytest.mark.slow  # a kill loop
 def test_ctrl_c_to_a_sweep_with_workers_is_said_once_and_status_shows_the_queued_trials(tmp_path):
     path, folder = write_sweep(tmp_path, trials=3, config=MEDIUM, pruner="none"), tmp_path / "out"
     sweep = subprocess.Popen(sweep_command("run", path, "--out", folder, "--workers", "2"), stdout=subprocess.PIPE,

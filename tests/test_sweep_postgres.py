@@ -122,6 +122,7 @@ def test_the_password_is_in_no_process_arguments(tmp_path):
         assert password not in (tmp_path / "out" / "sweep.json").read_text()
 
 
+@pytest.mark.slow  # a lost database, as the machine battery's failures
 def test_a_database_that_goes_away_mid_sweep_is_one_line_and_the_finished_trial_is_recorded(tmp_path):
     with postgres_cluster() as server:
         path = write_sweep(tmp_path, trials=2, config=MEDIUM, pruner="none", storage=server.url)
@@ -151,6 +152,7 @@ def test_a_database_that_goes_away_mid_sweep_is_one_line_and_the_finished_trial_
         assert json.loads((folder / "trials" / str(recorded.number) / "summary.json").read_text()) == summary
 
 
+@pytest.mark.slow  # a lost database, as the machine battery's failures
 def test_a_database_restarted_mid_trial_is_survived(tmp_path):
     longer = {**MEDIUM, "training": {**MEDIUM["training"], "epochs": 400}}  # ample time for the restart
     with postgres_cluster() as server:
