@@ -65,14 +65,17 @@ def open_regular(path: str | os.PathLike, mode: str = "rb", error: type[Exceptio
     in between returns at once) and checked again on the descriptor. Otherwise ``error`` as in
     ``check_regular``; OSError (FileNotFoundError, PermissionError) as ``open`` raises it."""
     check_regular(path, error, name)
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        _refuse(os.fstat(fd).st_mode, path, error, name)
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, mode, **kwargs)
-    except BaseException:
-        os.close(fd)
-        raise
+
+    def opener(file, flags: int) -> int:  # the file object owns the descriptor from its return on
+        fd = os.open(file, flags | getattr(os, "O_NONBLOCK", 0))
+        try:
+            _refuse(os.fstat(fd).st_mode, path, error, name)
+            os.set_blocking(fd, True)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+    return open(path, mode, opener=opener, **kwargs)
 
 
 @contextlib.contextmanager

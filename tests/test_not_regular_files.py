@@ -3,6 +3,7 @@ reader until someone writes into it, a device never ends, a folder cannot be rea
 refuses them in one line before it opens them; each command here runs as its own process under
 a timeout, so a reader that blocks fails the test instead of hanging it."""
 
+import gc
 import json
 import os
 import shutil
@@ -136,3 +137,30 @@ def test_a_summary_that_is_a_fifo_reads_as_none(tmp_path):
     assert read_summary(tmp_path / "summary.json") == {}
     (tmp_path / "ok.json").write_text(json.dumps({"status": "completed"}))
     assert read_summary(tmp_path / "ok.json") == {"status": "completed"}
+
+
+@pytest.mark.parametrize("where", ["the check", "the file object made"])
+def test_an_interrupt_while_a_file_opens_is_an_interrupt_and_closes_the_descriptor_once(tmp_path, monkeypatch, where):
+    """A Ctrl-C while open_regular opens a file ends as a KeyboardInterrupt with no descriptor
+    left open; a descriptor closed twice would be an OSError (EBADF), read as a damaged file."""
+    from mlp_manual import files
+    path = tmp_path / "a.yaml"
+    path.write_text("a: 1\n")
+    real_open, real_set_blocking = open, os.set_blocking
+
+    def interrupted_open(*args, **kwargs):
+        real_open(*args, **kwargs)  # made, then dropped: its descriptor closes with it
+        raise KeyboardInterrupt
+
+    def interrupted_set_blocking(fd, blocking):
+        real_set_blocking(fd, blocking)
+        raise KeyboardInterrupt
+    if where == "the check":
+        monkeypatch.setattr(files.os, "set_blocking", interrupted_set_blocking)
+    else:
+        monkeypatch.setattr(files, "open", interrupted_open, raising=False)
+    before = sorted(os.listdir("/proc/self/fd"))
+    with pytest.raises(KeyboardInterrupt):
+        files.open_regular(path, "rb")
+    gc.collect()
+    assert sorted(os.listdir("/proc/self/fd")) == before
