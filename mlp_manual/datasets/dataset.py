@@ -1,19 +1,17 @@
-"""A dataset's arrays and what is done to them: split (stratified for classes) and validate;
-preprocessing.py fits and applies what turns raw features into model inputs.
+"""A dataset's arrays and what is done to them: split (stratified for classes), validated and
+preprocessed (``preprocess``, with the statistics preprocessing.py fits).
 
 N = samples, D = features, K = regression targets.
 """
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..errors import DataError
+from . import categories as cat
+from .preprocessing import Preprocessing
 from .vocabulary import Vocabulary
-
-if TYPE_CHECKING:
-    from .preprocessing import Preprocessing
 
 
 @dataclass(frozen=True)
@@ -35,13 +33,13 @@ class Dataset:
     task_key: str | None = None  # the config key that chose class labels or numbers (data.task of a CSV)
     feature_names: tuple[str, ...] | None = None  # (D,), a CSV's header without the target
     target_names: tuple[str, ...] | None = None  # (K,) for regression, (1,) for classification
-    preprocessing: "Preprocessing | None" = None  # fitted by ``preprocess``
+    preprocessing: Preprocessing | None = None  # fitted by ``preprocess``
     vocabulary: "Vocabulary | None" = None  # text data: X holds (N, T) character indices, y the next one
     # before preprocessing, per feature: None for a number, or the texts a categorical column's
     # codes index (categories.py); None when no feature is categorical
     levels: tuple | None = None
     # regression: how y (every split) was standardized (data.target_preprocess); None: y as in the data
-    target_preprocessing: "Preprocessing | None" = None
+    target_preprocessing: Preprocessing | None = None
     missing_values: tuple[str, ...] | None = None  # a CSV's texts of a missing value (data.missing_values)
     decimal: str = "."  # a CSV's decimal mark (data.decimal)
 
@@ -126,3 +124,29 @@ def check_arrays(name: str, X: np.ndarray, y: np.ndarray, n_classes: int | None,
             raise DataError(f"{name}: {part} targets hold non-finite values")
     elif y.min() < 0 or y.max() >= n_classes:
         raise DataError(f"{name}: {part} labels must lie in 0..{n_classes - 1}, found {int(y.min())}..{int(y.max())}")
+
+
+def preprocess(ds: Dataset, how: str, dtype=None, fitted: Preprocessing | None = None,
+               missing: str = "error", unseen: str = "error") -> Dataset:
+    """Fit ``how`` (a ``PREPROCESS_KINDS`` name), after filling missing values as ``missing``
+    says and finding the categories of categorical columns, on the training split only, or take
+    ``fitted`` statistics as they are, apply it to every split (giving ``dtype`` arrays when
+    given), and record it in ``ds.preprocessing``. A category the training split lacks is read
+    as ``unseen`` says (categories.UNSEEN_KINDS)."""
+    source = ds.source or ds.name
+    try:
+        p = fitted or Preprocessing.fit(how, ds.X_train, missing, ds.levels, unseen, ds.missing_values, ds.decimal)
+    except DataError as e:
+        raise DataError(f"{source}: {e}") from None
+    if p.categories is not None and ds.levels is None:
+        raise DataError(f"{source}: the model has categorical columns, the data has none")
+    splits = {part: getattr(ds, f"X_{part}") for part in ("train", "val", "test")}
+    if p.categories is not None:
+        cat.check_one_hot_size(p.categories, sum(len(X) for X in splits.values() if X is not None), ds.feature_names,
+                               source)
+    if ds.levels is not None:
+        if p.categories is None or [c is None for c in p.categories] != [lv is None for lv in ds.levels]:
+            raise DataError(f"{source}: its categorical columns are not the model's")
+        splits = {part: None if X is None else p.recode(X, ds.levels, part, source, ds.feature_names)
+                  for part, X in splits.items()}
+    return replace(ds, **{f"X_{part}": p.apply(X, dtype) for part, X in splits.items()}, preprocessing=p)

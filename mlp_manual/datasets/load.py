@@ -17,8 +17,8 @@ from ..readable import readable_bytes
 from . import csvfile, real, synthetic, text
 from .categories import translate
 from .csvfile import read_csv
-from .dataset import Dataset, check_arrays, split
-from .preprocessing import Preprocessing, preprocess
+from .dataset import Dataset, check_arrays, preprocess, split
+from .preprocessing import Preprocessing
 from .settings import DataSettings
 
 

@@ -5,14 +5,13 @@ N = samples, R = raw feature columns, D = model inputs.
 """
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import DataError
 from . import categories as cat
 from .cells import DECIMAL_MARKS
-from .dataset import Dataset
 
 PREPROCESS_KINDS = ("none", "scale", "standardize")
 # data.missing: "error", or how an empty feature cell is filled, from the training split
@@ -240,29 +239,3 @@ class Preprocessing:
 
 def _finite_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def preprocess(ds: Dataset, how: str, dtype=None, fitted: Preprocessing | None = None,
-               missing: str = "error", unseen: str = "error") -> Dataset:
-    """Fit ``how`` (a ``PREPROCESS_KINDS`` name), after filling missing values as ``missing``
-    says and finding the categories of categorical columns, on the training split only, or take
-    ``fitted`` statistics as they are, apply it to every split (giving ``dtype`` arrays when
-    given), and record it in ``ds.preprocessing``. A category the training split lacks is read
-    as ``unseen`` says (categories.UNSEEN_KINDS)."""
-    source = ds.source or ds.name
-    try:
-        p = fitted or Preprocessing.fit(how, ds.X_train, missing, ds.levels, unseen, ds.missing_values, ds.decimal)
-    except DataError as e:
-        raise DataError(f"{source}: {e}") from None
-    if p.categories is not None and ds.levels is None:
-        raise DataError(f"{source}: the model has categorical columns, the data has none")
-    splits = {part: getattr(ds, f"X_{part}") for part in ("train", "val", "test")}
-    if p.categories is not None:
-        cat.check_one_hot_size(p.categories, sum(len(X) for X in splits.values() if X is not None), ds.feature_names,
-                               source)
-    if ds.levels is not None:
-        if p.categories is None or [c is None for c in p.categories] != [lv is None for lv in ds.levels]:
-            raise DataError(f"{source}: its categorical columns are not the model's")
-        splits = {part: None if X is None else p.recode(X, ds.levels, part, source, ds.feature_names)
-                  for part, X in splits.items()}
-    return replace(ds, **{f"X_{part}": p.apply(X, dtype) for part, X in splits.items()}, preprocessing=p)

@@ -5,7 +5,6 @@ summary.json (written last), and the final line that says which weights the test
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,9 +21,6 @@ from .interruptions import signals_held
 from .metrics import write_metrics
 from .regression_plots import write_regression_plots
 from .run_warnings import collect_warnings
-
-if TYPE_CHECKING:
-    from .run import RunHooks
 
 # Rows per chunk when the decision boundary's grid (90,000 points) is predicted. A 2-feature model
 # is usually narrow, and a product as small as 256 x 32 x 32 stays on one BLAS thread; at the
@@ -125,10 +121,11 @@ def write_class_plots(exp: Experiment, run_dir: Path) -> None:
 
 
 
-def finish(run: "RunHooks", status: str, started: float, warned: list[TrainingWarning], reason: str | None = None,
+def finish(run, status: str, started: float, warned: list[TrainingWarning], reason: str | None = None,
            learning: LearningCheck | None = None) -> dict:
     """Write model.npz, metrics.csv, the run's TensorBoard events, plots and summary.json for
-    ``run`` (its experiment, trainer, folder, lines and events) in any final ``status``, ended
+    ``run``, the hooks of run.py (its experiment, trainer, folder, lines and events; run.py imports
+    this module, not the other way round), in any final ``status``, ended
     for ``reason``; ``warned`` holds the TrainingWarnings the run raised. With ``learning``,
     warn first when the weights the run keeps have not learned."""
     exp, trainer, run_dir, echo = run.exp, run.trainer, run.run_dir, run.echo
