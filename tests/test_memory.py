@@ -49,7 +49,7 @@ def test_a_run_asking_for_too_much_memory_is_refused_naming_the_value(limit, raw
     cfg = config_from_dict(raw, "x.yaml")  # reading a config estimates nothing: it is the same on any machine
     with pytest.raises(ConfigError) as e:
         prepare(cfg)
-    assert str(e.value) == message
+    assert str(e.value) == f"x.yaml: {message}"  # the config named as it was read
 
 
 def test_mlp_train_refuses_a_set_too_large_before_making_the_run_folder(limit, tmp_path):
@@ -57,7 +57,8 @@ def test_mlp_train_refuses_a_set_too_large_before_making_the_run_folder(limit, t
     result = invoke_cli(train_cli, str(tmp_path / "c.yaml"), "--set", "data.n_samples=10000000",
                         "--out", str(tmp_path / "run"))
     assert result.exit_code == 1
-    assert result.output.splitlines()[-1] == ("Error: data.n_samples 10000000 needs about 1.44 GB for its data, more "
+    assert result.output.splitlines()[-1] == (f"Error: {tmp_path / 'c.yaml'} with --set data.n_samples=10000000: "
+                                              "data.n_samples 10000000 needs about 1.44 GB for its data, more "
                                               "than the 100 MB a run may use (a test limit)")
     assert not (tmp_path / "run").exists()
 
@@ -103,7 +104,7 @@ def test_the_loaded_data_is_checked_with_its_real_width(limit):
                             "model": {"layers": [{"type": "linear", "units": 20000}, "relu", {"type": "linear"}]}})
     with pytest.raises(ConfigError) as e:
         prepare(cfg)
-    assert str(e.value).startswith("model.layers[0].units 20000 needs about 554 MB for the activations")
+    assert str(e.value).startswith("config: model.layers[0].units 20000 needs about 554 MB for the activations")
 
 
 def test_the_defaults_and_the_shipped_configs_fit():

@@ -178,6 +178,9 @@ class Config:
     schedule: ScheduleConfig = ScheduleConfig()
     training: TrainingConfig = TrainingConfig()
     diagnostics: DiagnosticsConfig = DiagnosticsConfig()
+    # Not a key (it has no annotation): how a message about the config's values names it, as
+    # config_from_dict was told ("c.yaml with --set training.batch_size=...").
+    source = "the config"
 
 
 def section_choices(cls) -> dict | None:

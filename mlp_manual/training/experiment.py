@@ -60,7 +60,7 @@ def prepare(cfg: Config) -> Experiment:
     split = SplitRecord.of(cfg.seed, cfg.data)  # the files as they are read now
     generated = isinstance(LOADERS[cfg.data.name], Generated)
     if generated:  # its size is the config's: estimated before it is made
-        check_memory(cfg)
+        check_memory(cfg, cfg.source)
     data = load_dataset(cfg.data, data_rng, dtype)
     loss = LOSSES[cfg.loss.name]
     label = dataset_label(cfg.data.name, cfg.data.path)
@@ -84,7 +84,7 @@ def prepare(cfg: Config) -> Experiment:
     if not generated:  # a file's size is known once it is read (its reader refuses what cannot be read)
         splits = [a for a in (data.X_train, data.y_train, data.X_val, data.y_val, data.X_test, data.y_test)
                   if a is not None]
-        check_memory(cfg, None, data.n_features, out_width, len(data.X_train),
+        check_memory(cfg, cfg.source, data.n_features, out_width, len(data.X_train),
                      loaded=(sum(a.nbytes for a in splits), max(len(a) for a in splits)))
     model = build_model(list(cfg.model.layers), data.n_features, out_width,
                         init_rng, dtype, cfg.model.init, data.vocabulary.size if data.text else None)
