@@ -9,7 +9,8 @@ same numbers bit for bit (``tests/test_fast_paths.py``), and each has its measur
   its plain one.
 - The backward skips the gradient with respect to the data, which nobody needs: for a first
   Linear layer, dx = dout @ W.T is the largest product of the backward pass (a quarter of the
-  step's multiply-adds for 784-256-256-10).
+  step's multiply-adds for 784-256-256-10): a step takes 1.63-1.68 ms without it and 1.94-2.14
+  ms with it (SGD, MNIST).
 """
 
 import numpy as np
