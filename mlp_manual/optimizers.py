@@ -28,6 +28,12 @@ class OptimizerType:
     def slots(self) -> tuple[str, ...]:
         return self.cls.slots
 
+    @property
+    def adaptive(self) -> bool:
+        """Whether its step divides by the root of a running average of squared gradients (a
+        ``non_negative`` slot), so that each element moves by about lr."""
+        return bool(self.non_negative)
+
 
 EPS = positive(1e-8, "added to the root of the squared-gradient average, against a division by 0")
 ADAM = {"beta1": fraction(0.9, "the decay of the running average of gradients"),

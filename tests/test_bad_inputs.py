@@ -24,6 +24,9 @@ from mlp_manual.cli import (
 )
 from mlp_manual.datasets.load import LOADERS
 from mlp_manual.layers import LAYERS
+from mlp_manual.losses import LOSSES
+from mlp_manual.optimizers import OPTIMIZERS
+from mlp_manual.schedules import SCHEDULES
 
 HERE = Path(__file__).parent / "bad_inputs"
 CASES = yaml.safe_load((HERE / "cases.yaml").read_text(encoding="utf-8"))
@@ -59,10 +62,16 @@ def test_the_corpus_is_large_and_names_are_unique():
     assert {c["name"].split("/")[0] for c in CASES} >= {"config", "set", "csv", "checkpoint", "out"}
 
 
+TABLES = {"<layer types>": LAYERS, "<datasets>": LOADERS, "<optimizers>": OPTIMIZERS, "<schedules>": SCHEDULES,
+          "<losses>": LOSSES}
+
+
 def expected_message(error: str) -> str:
-    """A case's message, with ``<layer types>`` and ``<datasets>`` standing for the registries'
-    lists, which every new layer type or dataset lengthens."""
-    return error.replace("<layer types>", ", ".join(LAYERS)).replace("<datasets>", ", ".join(LOADERS))
+    """A case's message, with ``<layer types>``, ``<datasets>``, ``<optimizers>``, ``<schedules>``
+    and ``<losses>`` standing for the tables' lists, which every new thing of a kind lengthens."""
+    for placeholder, table in TABLES.items():
+        error = error.replace(placeholder, ", ".join(table))
+    return error
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])

@@ -14,6 +14,7 @@ from mlp_manual.config import (
 from mlp_manual.config.schema import keys_that_apply
 from mlp_manual.datasets.load import LOADERS
 from mlp_manual.errors import closest
+from mlp_manual.losses import LOSSES
 from mlp_manual.optimizers import OPTIMIZERS
 from mlp_manual.schedules import SCHEDULES
 
@@ -53,7 +54,7 @@ def test_set_parses_yaml_scalars_and_lists():
     ({"training": {"epochs": 10**12}}, "x.yaml: training.epochs must be between 1 and 1000000, got 1000000000000"),
     ({"optimizer": {"name": "adma"}}, f"x.yaml: optimizer.name must be one of {', '.join(OPTIMIZERS)}; "
                                       "got 'adma' (did you mean 'adam'?)"),
-    ({"loss": "cross_entropy"}, "x.yaml: loss.name must be one of softmax_cross_entropy, bce_with_logits, mse; got "),
+    ({"loss": "cross_entropy"}, f"x.yaml: loss.name must be one of {', '.join(LOSSES)}; got "),
     ({"model": {"layers": ["rleu"]}}, "x.yaml: model.layers[0]: unknown layer type 'rleu' (did you mean 'relu'?)"),
     ({"model": {"layers": [{"type": "linear", "unit": 4}]}},
      "x.yaml: model.layers[0]: unknown option 'unit' for linear (did you mean 'units'?)"),

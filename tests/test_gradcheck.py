@@ -52,6 +52,7 @@ def test_builtins_cover_every_type_loss_batch_one_and_both_modes():
     assert "batchnorm x(1, 5) eval" in labels and "batchnorm x(1, 5) train" not in labels
 
 
+@pytest.mark.slow  # a battery across 100 seeds
 def test_no_false_alarm_on_any_builtin_across_seeds_0_to_99():
     for seed in range(100):
         suite = check_builtins(seed=seed, layer_shapes=((1, 3), (3, 4)),

@@ -175,8 +175,8 @@ def test_an_unknown_optimizer_or_schedule_name_is_a_config_error_not_a_fallback(
         make_optimizer("adma")
     assert str(e.value) == f"optimizer.name must be one of {', '.join(OPTIMIZERS)}; got 'adma' (did you mean 'adam'?)"
     with pytest.raises(ConfigError) as e:
-        Schedule("linear", {}, 1.0, steps_per_epoch=10, epochs=10)
-    assert str(e.value) == f"schedule.name must be one of {', '.join(SCHEDULES)}; got 'linear'"
+        Schedule("no_such_schedule", {}, 1.0, steps_per_epoch=10, epochs=10)
+    assert str(e.value) == f"schedule.name must be one of {', '.join(SCHEDULES)}; got 'no_such_schedule'"
 
 
 EPS_OWNERS = [name for name, cls in OPTIMIZERS.items() if "eps" in cls.options]  # rmsprop, adam, adamw, ...

@@ -21,6 +21,7 @@ from mlp_manual.gradcheck.suites import LAYER_SHAPES
 from mlp_manual.layers import LAYER_TYPES, LayerNorm, Linear
 
 
+@pytest.mark.slow  # a battery across 100 seeds
 def test_every_builtin_passes_the_precision_check_across_seeds_0_to_99():
     """With test_no_false_alarm_on_any_builtin_across_seeds_0_to_99 in test_gradcheck.py (finite
     differences, the same seeds and shapes), every built-in passes both checks."""

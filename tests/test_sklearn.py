@@ -22,6 +22,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from mlp_manual.cli.train import main as train_main  # noqa: E402
 from mlp_manual.config import Config  # noqa: E402
+from mlp_manual.optimizers import OPTIMIZERS  # noqa: E402
 from mlp_manual.predict.model_file import load_model  # noqa: E402
 from mlp_manual.sklearn import MLPClassifier, MLPRegressor  # noqa: E402
 from mlp_manual.sklearn.params import CONFIG_KEYS, hidden_layers  # noqa: E402
@@ -211,7 +212,7 @@ def test_partial_fit_mistakes_are_value_errors():
 @pytest.mark.parametrize("params, message", [
     ({"learning_rate_init": -1.0}, "MLPClassifier: learning_rate_init must be > 0, got -1.0"),
     ({"n_iter_no_change": -2}, "MLPClassifier: n_iter_no_change must be >= 0, got -2"),
-    ({"solver": "adamm"}, "MLPClassifier: solver must be one of sgd, rmsprop, adam, adamw; got 'adamm' "
+    ({"solver": "adamm"}, f"MLPClassifier: solver must be one of {', '.join(OPTIMIZERS)}; got 'adamm' "
                           "(did you mean 'adam'?)"),
     ({"solver": "lbfgs"}, "MLPClassifier: solver 'lbfgs' is not available"),
     ({"learning_rate": "invscaling"}, "MLPClassifier: learning_rate 'invscaling' is not available; use 'constant'"),

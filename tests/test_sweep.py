@@ -364,6 +364,7 @@ def _finished(study) -> list:
     return [t for t in study.trials if t.number not in gone]
 
 
+@pytest.mark.slow  # two worker processes through a whole sweep
 def test_two_workers_share_the_budget_exactly(tmp_path):
     path = write_sweep(tmp_path, trials=8)
     result = run_sweep("run", path, "--out", tmp_path / "out", "--workers", "2")
@@ -490,6 +491,7 @@ def _records(journal) -> list:
     return [json.loads(line) for line in journal.read_bytes().splitlines()]
 
 
+@pytest.mark.slow  # a sweep run twice around a damaged journal
 def test_a_journal_cut_short_is_set_aside_and_the_sweep_goes_on(tmp_path):
     path, folder = write_sweep(tmp_path, trials=3), tmp_path / "out"
     assert run_sweep("run", path, "--out", folder).returncode == 0

@@ -25,6 +25,7 @@ from sweeps import (  # noqa: E402
 )
 
 
+@pytest.mark.slow  # workers on a real server
 def test_workers_with_separate_folders_share_one_study_on_a_fresh_database(tmp_path):
     path = write_sweep(tmp_path, trials=10)
     with postgres_server() as url:
@@ -70,6 +71,7 @@ def test_the_password_is_not_written_to_the_sweep_folder(tmp_path):
     assert without_password("postgresql://me@db/s") == "postgresql://me@db/s"
 
 
+@pytest.mark.slow  # a sweep on a real server
 def test_a_postgres_url_as_hosting_providers_write_it_is_postgresql(tmp_path):
     import json
 
@@ -104,6 +106,7 @@ def _arguments_of_the_sweep(parent: int) -> list[str]:
     return found
 
 
+@pytest.mark.slow  # workers on a real server
 def test_the_password_is_in_no_process_arguments(tmp_path):
     password = "pw-a1b2c3-secret"
     with postgres_cluster(password=password) as server:
@@ -170,6 +173,7 @@ def test_a_database_restarted_mid_trial_is_survived(tmp_path):
         assert sorted(trials[0].intermediate_values) == list(range(1, 401))
 
 
+@pytest.mark.slow  # waits out the connection timeout
 def test_a_server_that_never_answers_is_given_up_on_in_one_line(tmp_path):
     """A host that takes the connection and says nothing (a network that drops packets) would
     hold libpq for the operating system's TCP timeout; the sweep gives up after its own."""

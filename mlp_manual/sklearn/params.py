@@ -7,6 +7,8 @@ from sklearn.utils import check_random_state
 
 from ..config import Config, config_from_dict
 from ..errors import ConfigError
+from ..optimizers import OPTIMIZERS
+from ..schedules import SCHEDULES
 
 # estimator parameter -> the config key it sets, as it is (the others are translated in _config)
 CONFIG_KEYS = {
@@ -18,24 +20,25 @@ CONFIG_KEYS = {
     "init": "model.init",
     "dtype": "dtype",
 }
-# the solvers' own parameters: set only for the solvers that read them
-SOLVER_KEYS = {
-    "sgd": {"momentum": "optimizer.momentum", "nesterovs_momentum": "optimizer.nesterov"},
-    "adam": {"beta_1": "optimizer.beta1", "beta_2": "optimizer.beta2", "epsilon": "optimizer.eps"},
-    "adamw": {"beta_1": "optimizer.beta1", "beta_2": "optimizer.beta2", "epsilon": "optimizer.eps"},
-    "rmsprop": {"epsilon": "optimizer.eps"},
-}
+# the solvers' own parameters, as the optimizers' options: set only for the solvers that have them
+SOLVER_OPTIONS = {"momentum": "momentum", "nesterovs_momentum": "nesterov", "beta_1": "beta1", "beta_2": "beta2",
+                  "epsilon": "eps"}
+
+
+def solver_keys(solver: str) -> dict[str, str]:
+    """scikit-learn's parameter -> the config key, for the options the optimizer ``solver`` has."""
+    options = OPTIMIZERS[solver].options if solver in OPTIMIZERS else {}
+    return {param: f"optimizer.{option}" for param, option in SOLVER_OPTIONS.items() if option in options}
 # scikit-learn's names of things mlp-manual calls otherwise
 ACTIVATIONS = {"logistic": "sigmoid"}
 AUTO_BATCH = 200  # batch_size="auto": min(200, rows), as scikit-learn's
 # parameters of scikit-learn's MLP that have no counterpart here, and why
 NOT_AVAILABLE = {
     ("solver", "lbfgs"): "solver 'lbfgs' is not available: mlp-manual trains by backpropagation with a "
-                         "mini-batch optimizer: sgd, adam, adamw or rmsprop",
-    ("learning_rate", "invscaling"): "learning_rate 'invscaling' is not available; use 'constant' or one of "
-                                     "mlp-manual's schedules: step, exponential, cosine",
-    ("learning_rate", "adaptive"): "learning_rate 'adaptive' is not available; use 'constant' or one of "
-                                   "mlp-manual's schedules: step, exponential, cosine",
+                         f"mini-batch optimizer: {', '.join(OPTIMIZERS)}",
+    **{("learning_rate", name): f"learning_rate '{name}' is not available; use 'constant' or one of mlp-manual's "
+                                f"schedules: {', '.join(s for s in SCHEDULES if s != 'constant')}"
+       for name in ("invscaling", "adaptive")},
 }
 
 
@@ -94,7 +97,7 @@ def estimator_config(est, n_rows: int) -> Config:
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha >= 0:
         raise ConfigError(f"{source}: alpha must be a number >= 0, got {alpha!r}")
     values = {key: getattr(est, param) for param, key in CONFIG_KEYS.items()}
-    values.update({key: getattr(est, param) for param, key in SOLVER_KEYS.get(est.solver, {}).items()})
+    values.update({key: getattr(est, param) for param, key in solver_keys(est.solver).items()})
     values.update({
         "seed": _seed(est.random_state), "loss": est._loss, "optimizer.name": est.solver,
         "optimizer.weight_decay": alpha / batch if isinstance(batch, int) and batch > 0 else alpha,
@@ -121,7 +124,7 @@ def _nested(values: dict) -> dict:
     return raw
 
 
-# the config keys that are not CONFIG_KEYS's or SOLVER_KEYS's, as the parameters that set them
+# the config keys that are not CONFIG_KEYS's or SOLVER_OPTIONS's, as the parameters that set them
 NAMED = {"optimizer.name": "solver", "optimizer.weight_decay": "alpha", "schedule.name": "learning_rate",
          "training.batch_size": "batch_size", "data.val_fraction": "validation_fraction", "seed": "random_state"}
 
@@ -129,7 +132,7 @@ NAMED = {"optimizer.name": "solver", "optimizer.weight_decay": "alpha", "schedul
 def _as_parameters(message: str, source: str) -> str:
     """A config error's ``message`` naming the estimator's parameter instead of the config key."""
     named = {**{key: param for param, key in CONFIG_KEYS.items()},
-             **{key: param for keys in SOLVER_KEYS.values() for param, key in keys.items()}, **NAMED}
+             **{f"optimizer.{option}": param for param, option in SOLVER_OPTIONS.items()}, **NAMED}
     for key, param in named.items():
         message = message.replace(f"{source}: {key} ", f"{source}: {param} ", 1)
     return message

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..core import grad_norm
 from ..layers.registry import units_of
-from ..optimizers import is_weight_matrix
+from ..optimizers import OPTIMIZERS, is_weight_matrix
 from ..readable import readable
 from .diagnostics import forward_watched, unit_fraction
 
@@ -39,7 +39,6 @@ STEP_LOW = 1e-5  # ... by less than this fraction
 HEALTHY_STEP = 1e-3  # a usual step: about a thousandth of the weights' norm
 TARGET_SCALE = 10.0  # regression targets with a spread or mean beyond this are unscaled
 INPUT_SCALE = 10.0  # inputs larger than this are unscaled
-ADAPTIVE = ("adam", "adamw", "rmsprop")  # optimizers whose step is about lr per element
 
 
 @dataclass(frozen=True)
@@ -97,7 +96,7 @@ def gather(model, loss, X: np.ndarray, y: np.ndarray, stepping: Stepping, losses
         gn, wn = grad_norm([g]), grad_norm([p])
         grads[name] = gn
         if wn > 0:  # adaptive optimizers move each element by about lr; SGD by lr * g, momentum amplifying it
-            step = lr * math.sqrt(p.size) if stepping.optimizer in ADAPTIVE else lr * gn / (1 - stepping.momentum)
+            step = lr * math.sqrt(p.size) if OPTIMIZERS[stepping.optimizer].adaptive else lr * gn / (1 - stepping.momentum)
             steps[name] = step / wn
     scale = None
     if regression_targets is not None:
