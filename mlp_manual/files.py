@@ -66,11 +66,14 @@ def open_regular(path: str | os.PathLike, mode: str = "rb", error: type[Exceptio
     ``check_regular``; OSError (FileNotFoundError, PermissionError) as ``open`` raises it."""
     check_regular(path, error, name)
 
+    nonblocking = getattr(os, "O_NONBLOCK", 0)  # none on Windows, which has no FIFOs to wait on
+
     def opener(file, flags: int) -> int:  # the file object owns the descriptor from its return on
-        fd = os.open(file, flags | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(file, flags | nonblocking)
         try:
             _refuse(os.fstat(fd).st_mode, path, error, name)
-            os.set_blocking(fd, True)
+            if nonblocking:
+                os.set_blocking(fd, True)
         except BaseException:
             os.close(fd)
             raise

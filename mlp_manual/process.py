@@ -85,12 +85,12 @@ def raise_on_signals() -> None:
     traceback and lost (a module lock's weakref callback). While an import is under way the
     signal is therefore sent again a moment later, until it can be raised in the command's own
     code."""
+    import threading  # loaded by now: imported here, the handler never imports
+
     from .errors import Terminated
 
     def stop(signum, frame):
         if _importing(frame):
-            import threading
-
             threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
             return
         raise KeyboardInterrupt() if signum == signal.SIGINT else Terminated(signum)
@@ -127,11 +127,6 @@ def interrupted(signum: int = signal.SIGINT, line: str | None = None) -> None:
     except (OSError, ValueError):  # standard error closed too (a terminal gone): the exit code says it
         pass
     last_words(said=True)
-    # CPython (3.10 to 3.13) remembers a KeyboardInterrupt raised inside code that exec() ran from
-    # a string (a dataclass's generated __init__, as a module that defines one loads) as never
-    # handled, though the command caught it; under ``python -m`` (a sweep's workers) it then ends
-    # the process by SIGINT at exit instead of with this exit code. Running a string clears it.
-    exec("")
     sys.exit(exit_code(signum))
 
 
@@ -206,6 +201,12 @@ def run_as_program(command) -> None:
         interrupted(getattr(e, "signum", signal.SIGINT))
     finally:  # the command has ended: a signal now ends the exit at once
         end_at_once_on_signals()
+        # CPython (3.10 to 3.13) remembers a KeyboardInterrupt raised inside code that exec() ran
+        # from a string (a dataclass's generated __init__, as a module that defines one loads) as
+        # never handled, though the command caught it; under ``python -m`` (a sweep's workers) it
+        # then ends the process by SIGINT at exit instead of with the command's exit code.
+        # Running a string clears it.
+        exec("")
 
 
 def _run(command) -> int:

@@ -132,3 +132,11 @@ def test_the_limit_is_half_the_memory_and_half_an_address_space_limit(monkeypatc
                                      (10**20, "about 100 EB"), (10**21, "more than 1000 EB")])
 def test_readable_bytes(n, text):
     assert readable_bytes(n) == text
+
+
+def test_a_config_keeps_the_name_it_was_read_under_through_its_copies():
+    from mlp_manual.config import with_absolute_paths
+
+    cfg = config_from_dict({"seed": 1}, "x.yaml", ["seed=2"])
+    assert cfg.source == "x.yaml with --set seed=2" and with_absolute_paths(cfg).source == cfg.source
+    assert Config().source == "the config"
