@@ -18,6 +18,20 @@ from click.testing import CliRunner  # noqa: E402
 from mlp_manual.gradcheck.numgrad import numerical_gradient, relative_error  # noqa: E402
 
 
+def pytest_addoption(parser, pluginmanager):
+    """Without pytest-xdist (a pytest installed outside the test extras), the ``-n auto`` of
+    pyproject.toml's addopts is taken and ignored: the tests run in this one process."""
+    if not pluginmanager.has_plugin("xdist"):
+        # a short lowercase option, as pytest-xdist declares it (parser.addoption refuses those)
+        parser.getgroup("xdist")._addoption("-n", "--numprocesses", dest="numprocesses", default=None,
+                                            help="ignored: pytest-xdist is not installed (pip install -e '.[test]')")
+
+
+def pytest_report_header(config):
+    if not config.pluginmanager.has_plugin("xdist"):
+        return "pytest-xdist is not installed: the tests run in one process (pip install -e '.[test]')"
+
+
 def invoke_cli(command, *args):
     """Run a click command with CliRunner; a traceback or any exception but SystemExit fails the test."""
     result = CliRunner().invoke(command, list(args))

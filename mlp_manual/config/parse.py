@@ -188,9 +188,7 @@ def config_from_dict(raw, source: str = "config", overrides=()) -> Config:
             raw = named_sections(raw)
         source = f"{source} with --set {short_text(' '.join(overrides))}"
         _refuse_unknown_keys(raw, source)  # a --set value may be a section: --set 'training={epochz: 1}'
-    cfg = _build(Config, with_dataset_defaults(raw), "", source)
-    object.__setattr__(cfg, "source", source)  # frozen: set once, as it is made
-    return cfg
+    return _build(Config, with_dataset_defaults(raw), "", source).read_from(source)
 
 
 NAMED_SECTIONS = ("loss",)  # sections a name alone may stand for: loss: mse is loss: {name: mse}

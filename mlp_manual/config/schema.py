@@ -179,8 +179,14 @@ class Config:
     training: TrainingConfig = TrainingConfig()
     diagnostics: DiagnosticsConfig = DiagnosticsConfig()
     # Not a key (it has no annotation): how a message about the config's values names it, as
-    # config_from_dict was told ("c.yaml with --set training.batch_size=...").
+    # config_from_dict was told ("c.yaml with --set training.batch_size=..."); see ``read_from``.
     source = "the config"
+
+    def read_from(self, source: str) -> "Config":
+        """This config, naming ``source`` from now on (set once, as it is made: it is frozen, and
+        ``dataclasses.replace`` does not carry what is not a field)."""
+        object.__setattr__(self, "source", source)
+        return self
 
 
 def section_choices(cls) -> dict | None:

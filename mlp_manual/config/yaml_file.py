@@ -63,9 +63,7 @@ def with_absolute_paths(cfg: Config) -> Config:
     d, m = cfg.data, cfg.model
     fixed = {k: str(Path(v).resolve()) for k in DATA_PATHS if (v := getattr(d, k))}
     model = dataclasses.replace(m, init_from=str(Path(m.init_from).resolve())) if m.init_from else m
-    absolute = dataclasses.replace(cfg, data=dataclasses.replace(d, **fixed), model=model)
-    object.__setattr__(absolute, "source", cfg.source)  # not a field: replace() does not carry it
-    return absolute
+    return dataclasses.replace(cfg, data=dataclasses.replace(d, **fixed), model=model).read_from(cfg.source)
 
 
 def dump_config(cfg: Config) -> str:
