@@ -218,6 +218,10 @@ def did_you_mean(word: str, options, prefix: str = "") -> str:
     return f" (did you mean '{prefix}{close}'?)" if close else ""
 
 
+class ExerciseError(MLPManualError):
+    """An exercise name, or a file or folder of exercises, that a command cannot use."""
+
+
 class ExportError(MLPManualError):
     """A model cannot be written in another format (a layer without an ONNX translation, an
     output file that cannot be written)."""

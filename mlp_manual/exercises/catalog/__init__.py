@@ -1,0 +1,19 @@
+"""The exercises, in learning order: each has its own module here (the cases, the reference,
+the mistakes it names, the hints) and its reference answer in ``exercises/solutions/``, from
+which the scaffold is cut (exercises/files.py)."""
+
+from ...errors import ExerciseError, did_you_mean
+from ..exercise import Exercise
+from . import linear
+
+EXERCISES: tuple[Exercise, ...] = tuple(m.EXERCISE for m in (linear,))
+
+
+def find(name: str) -> Exercise:
+    """The exercise called ``name``; ExerciseError with a did-you-mean otherwise."""
+    for ex in EXERCISES:
+        if ex.name == name:
+            return ex
+    names = [ex.name for ex in EXERCISES]
+    raise ExerciseError(f"no exercise {name!r}{did_you_mean(name, names)}; `mlp-exercise list` lists them: "
+                        f"{', '.join(names)}")

@@ -1,0 +1,79 @@
+"""What the layer exercises share: a student's class is built, given the reference's parameters,
+run forward on ``x`` and backward on a random upstream gradient ``dout``; its output, its
+``dx`` and each parameter's gradient are compared with the core layer's and with central
+differences of sum(out * dout).
+
+Case inputs: ``x`` (N, D) and ``dout`` (N, H), and one array per parameter (``W``, ``b``,
+``gamma``, ...), named as in the layer's ``params``.
+"""
+
+import numpy as np
+
+from ...gradcheck.numgrad import numerical_gradient
+from ..exercise import Case, Exercise
+from ..student import as_tensor
+
+EPS = 1e-6
+
+
+def layer_exercise(name: str, title: str, entry: str, *, cases, core, build, params=(), **more) -> Exercise:
+    """An Exercise on a layer class ``entry``: ``core(case)`` makes the core layer, ``build(cls,
+    case, call)`` the student's (both before their parameters are set from the case); ``params``
+    names the parameters; ``more``: the Exercise's mistakes, hints, layer."""
+    tensors = ("out", "dx") + tuple(f"d{k}" for k in params)
+
+    def reference(case: Case) -> dict:
+        layer = _with_params(core(case), case, params)
+        out = layer.forward(case["x"].copy())
+        dx = layer.backward(case["dout"].copy())
+        return {"out": out, "dx": dx, **{f"d{k}": layer.grads[k] for k in params}}
+
+    def numeric(case: Case) -> dict:
+        layer = _with_params(core(case), case, params)
+        x = case["x"].copy()
+        found = {"dx": numerical_gradient(lambda: _forward(layer, x), x, case["dout"], eps=EPS)}
+        for k in params:
+            found[f"d{k}"] = numerical_gradient(lambda: _forward(layer, x), layer.params[k], case["dout"], eps=EPS)
+        return found
+
+    def run(cls, case: Case, call) -> dict:
+        layer = build(cls, case, call)
+        for k in params:
+            if not isinstance(getattr(layer, "params", None), dict):
+                return _no_params(entry)
+            layer.params[k] = case[k].copy()
+        out = as_tensor(call(f"{entry}.forward", layer.forward, case["x"].copy()), f"{entry}.forward's return")
+        dx = as_tensor(call(f"{entry}.backward", layer.backward, case["dout"].copy()), f"{entry}.backward's return (dx)")
+        grads = getattr(layer, "grads", {}) or {}
+        return {"out": out, "dx": dx, **{f"d{k}": as_tensor(grads.get(k), f'self.grads["{k}"]') for k in params}}
+
+    return Exercise(name, title, entry, tensors, cases, reference, run, numeric=numeric, **more)
+
+
+def _with_params(layer, case: Case, params):
+    for k in params:
+        layer.params[k] = case[k].copy()
+    return layer
+
+
+def _forward(layer, x):
+    # a stochastic layer (dropout) keeps the mask its case fixed: forward must not draw again
+    return layer.forward(x)
+
+
+def _no_params(entry: str):
+    from ..student import WrongAnswer
+    raise WrongAnswer(f"{entry} has no params dict: call super().__init__() first in its __init__")
+
+
+def draw(rng: np.random.Generator, **shapes) -> dict:
+    """Standard normal float64 arrays of the given shapes, drawn in the order given."""
+    return {k: rng.standard_normal(s) for k, s in shapes.items()}
+
+
+def ladder(seed: int, fixed: list[tuple], random_count: int = 2, high: int = 7) -> list[tuple]:
+    """The fixed shapes (smallest first), then ``random_count`` shapes of the same length drawn
+    from ``seed`` with every size in 1..high."""
+    rng = np.random.default_rng([seed, 1])
+    width = len(fixed[0])
+    return list(fixed) + [tuple(int(v) for v in rng.integers(1, high + 1, size=width)) for _ in range(random_count)]

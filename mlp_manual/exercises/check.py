@@ -1,0 +1,112 @@
+"""``check``: run a student's answer to an exercise on every case and judge it.
+
+The student's code runs in a child process (forked, where the system can fork): an exception, a
+wrong shape, a NaN, a call to ``exit`` or an endless loop ends in a report, never a traceback,
+and the loop is stopped after ``time_limit`` seconds. Meanwhile this process computes the
+reference and the central differences, which never run the student's code.
+"""
+
+import multiprocessing
+import signal
+import time
+
+from .exercise import Exercise
+from .judge import Report, findings_of, rows_of
+from .student import Calls, StudentRaised, WrongAnswer
+
+TIME_LIMIT = 1.5  # seconds for the student's code on every case together
+
+
+def check(exercise, answer, *, seed: int = 0, time_limit: float | None = TIME_LIMIT) -> Report:
+    """Check ``answer`` (the class or function an exercise asks for, or a module holding it) on
+    the exercise named ``exercise`` (or an Exercise). ``seed`` draws the cases; ``time_limit``
+    (None: no limit) bounds the student's code. Returns the Report; in a notebook it shows as a
+    table."""
+    from .catalog import find
+    ex = exercise if isinstance(exercise, Exercise) else find(exercise)
+    entry = getattr(answer, ex.entry, answer) if _is_module(answer) else answer
+    cases = ex.cases(seed)
+    outcome = _isolated(_run_student, (ex, entry, cases), time_limit)
+    expected = [ex.reference(c) for c in cases]
+    numeric = [ex.numeric(c) if ex.numeric else None for c in cases]
+    return judge(ex, cases, outcome, expected, numeric)
+
+
+def _is_module(answer) -> bool:
+    return type(answer).__name__ == "module"
+
+
+def judge(ex: Exercise, cases, outcome, expected, numeric) -> Report:
+    """The Report from the student's ``outcome``: (tensors of each case run, problem or None,
+    the index of the case the problem came on)."""
+    done, problem, at = outcome
+    runs = [(cases[i], done[i], expected[i], numeric[i]) for i in range(len(done))]
+    report = Report(ex, cases=len(runs), problem=problem, problem_case=cases[at] if at is not None else None)
+    if runs:
+        report.rows = rows_of(ex, runs)
+        report.findings = findings_of(ex, runs)
+    return report
+
+
+def _run_student(ex: Exercise, entry, cases, emit) -> tuple[list[dict], str | None, int | None]:
+    """The student's tensors on each case, until one raises or returns no tensor."""
+    done = []
+    for i, case in enumerate(cases):
+        try:
+            done.append(ex.run(entry, case, Calls(lambda what, i=i: emit((what, i)))))
+        except (StudentRaised, WrongAnswer) as e:
+            return done, str(e), i
+    return done, None, None
+
+
+def _isolated(fn, args, time_limit):
+    """``fn(*args, emit)`` in a forked child, stopped after ``time_limit`` seconds; in this
+    process where the system cannot fork (Windows), with no time limit."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return fn(*args, lambda event: None)
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_child, args=(fn, args, send), daemon=True)
+    child.start()
+    send.close()
+    try:
+        return _wait(child, receive, time_limit)
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        receive.close()
+
+
+def _child(fn, args, send) -> None:
+    for s in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, signal.SIG_DFL)  # a Ctrl-C ends the child at once; the parent reports it
+    try:
+        result = fn(*args, lambda event: send.send(("calling", event)))
+        send.send(("done", result))
+    except BaseException as e:  # noqa: BLE001 - whatever escapes is the student's, told in a line
+        send.send(("done", ([], f"the check stopped: {type(e).__name__}: {e}", None)))
+
+
+def _wait(child, receive, time_limit):
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+    last = None
+    while True:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            what, i = last if last else ("your code", None)
+            return [], (f"{what} did not return within {time_limit:g} s: an endless loop? (stopped; "
+                        "look for a while loop whose condition never changes)"), i
+        if not receive.poll(left):
+            continue
+        try:
+            kind, payload = receive.recv()
+        except EOFError:
+            child.join()
+            what, i = last if last else ("your code", None)
+            return [], f"{what} ended the process (exit code {child.exitcode}) instead of returning", i
+        except Exception as e:  # a result that cannot be unpickled: an object of the student's own
+            return [], f"the answer could not be read back ({type(e).__name__}: {e})", None
+        if kind == "done":
+            return payload
+        last = payload

@@ -1,0 +1,157 @@
+"""Judging a student's answer: each tensor against the core's (exact, close, or the largest
+difference) and against central differences, the smallest case where a wrong tensor shows, and
+the classic mistake it matches.
+
+A mistake is named only when it explains the student's tensor on every case: where the mistake
+changes the answer the student's tensor equals the mistake's, and where it does not the student's
+equals the reference. A correct answer therefore never has a mistake named, and one mistake
+mixed with another is left unnamed rather than misnamed.
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .exercise import Case, Exercise, Mistake
+
+RTOL_CORE = 1e-7  # float64 against float64: the same math in another order differs by ~1e-15
+RTOL_NUMERIC = 1e-5  # central differences in float64 are good to ~1e-9 on these small inputs
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``kind``: "exact", "close", "differs", "shape" or "nonfinite"; ``text`` says it in words."""
+
+    kind: str
+    text: str
+
+    @property
+    def ok(self) -> bool:
+        return self.kind in ("exact", "close")
+
+
+@dataclass(frozen=True)
+class TensorRow:
+    name: str
+    shape: tuple
+    vs_core: Comparison
+    vs_numeric: Comparison | None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A wrong tensor: the smallest ``case`` where it shows, the student's and the expected values
+    there, and the ``mistake`` it matches (None when none does)."""
+
+    tensor: str
+    case: Case
+    yours: np.ndarray
+    expected: np.ndarray
+    comparison: Comparison
+    mistake: Mistake | None
+
+
+@dataclass
+class Report:
+    """The verdict on one exercise. ``problem``: what stopped the check before every tensor could
+    be compared (the code raised, hung, returned something that is no tensor, is not written)."""
+
+    exercise: Exercise
+    rows: list[TensorRow] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    problem: str | None = None
+    problem_case: Case | None = None
+    cases: int = 0
+
+    @property
+    def passed(self) -> bool:
+        return self.problem is None and not self.findings and bool(self.rows)
+
+    @property
+    def named(self) -> list[str]:
+        """The keys of the mistakes named, in the order of the tensors."""
+        return [f.mistake.key for f in self.findings if f.mistake is not None]
+
+    def __str__(self) -> str:
+        from .report import text
+        return text(self)
+
+    def _repr_html_(self) -> str:
+        from .report import html
+        return html(self)
+
+
+def compare(yours: np.ndarray, expected: np.ndarray, rtol: float) -> Comparison:
+    """How ``yours`` stands against ``expected``."""
+    if yours.shape != expected.shape:
+        return Comparison("shape", f"shape {_shape(yours.shape)}, expected {_shape(expected.shape)}")
+    bad = ~np.isfinite(yours)
+    if bad.any():
+        what = "NaN" if np.isnan(yours).any() else "inf"
+        return Comparison("nonfinite", f"{what} in {int(bad.sum())} of {yours.size} entries")
+    if np.array_equal(yours, expected):
+        return Comparison("exact", "exact")
+    diff = np.abs(yours - expected)
+    scale = float(np.abs(expected).max(initial=0.0))
+    worst = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.size else ()
+    largest = float(diff.max(initial=0.0))
+    if largest <= rtol * scale + 1e-12:
+        return Comparison("close", f"close (largest difference {largest:.1e})")
+    at = f" at {list(map(int, worst))}" if len(worst) else ""
+    return Comparison("differs", f"largest difference {largest:.3g}{at}")
+
+
+def _shape(shape) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def rows_of(ex: Exercise, runs: list[tuple[Case, dict, dict, dict | None]]) -> list[TensorRow]:
+    """One row per tensor over the cases run: the worst comparison with the core and with
+    central differences (``runs``: (case, yours, expected, numeric) of each case)."""
+    rows = []
+    for name in ex.tensors:
+        core = [compare(y[name], e[name], RTOL_CORE) for _, y, e, _ in runs]
+        numeric = [compare(y[name], n[name], RTOL_NUMERIC) for _, y, _, n in runs if n and name in n]
+        shape = runs[-1][2][name].shape
+        rows.append(TensorRow(name, shape, _worst(core), _worst(numeric) if numeric else None))
+    return rows
+
+
+def _worst(comparisons: list[Comparison]) -> Comparison:
+    order = {"exact": 0, "close": 1, "differs": 2, "nonfinite": 3, "shape": 4}
+    worst = max(comparisons, key=lambda c: order[c.kind])
+    if worst.kind == "close":  # the largest difference over every case
+        return max((c for c in comparisons if c.kind == "close"), key=lambda c: float(c.text.split()[-1][:-1]))
+    return worst
+
+
+def findings_of(ex: Exercise, runs: list[tuple[Case, dict, dict, dict | None]]) -> list[Finding]:
+    """A finding for each wrong tensor, at the smallest case where it shows."""
+    found = []
+    for name in ex.tensors:
+        wrong = [(c, y[name], e[name]) for c, y, e, _ in runs if not compare(y[name], e[name], RTOL_CORE).ok]
+        if not wrong:
+            continue
+        case, yours, expected = min(wrong, key=lambda w: w[0].size)
+        found.append(Finding(name, case, yours, expected, compare(yours, expected, RTOL_CORE),
+                             match_mistake(ex, name, runs)))
+    return found
+
+
+def match_mistake(ex: Exercise, name: str, runs) -> Mistake | None:
+    """The first of the exercise's mistakes on tensor ``name`` that explains the student's
+    tensor on every case and changes the answer on at least one."""
+    for mistake in (m for m in ex.mistakes if m.tensor == name):
+        shows = 0
+        for case, yours, expected, _ in runs:
+            predicted = mistake.predict(case, expected)
+            if predicted is None:
+                continue
+            predicted = np.asarray(predicted, dtype=np.float64)
+            if not compare(yours[name], predicted, RTOL_CORE).ok:
+                break
+            shows += not compare(predicted, expected[name], RTOL_CORE).ok
+        else:
+            if shows:
+                return mistake
+    return None

@@ -1,0 +1,89 @@
+"""A Report in words (``mlp-exercise check``) and as an HTML table (a notebook)."""
+
+import html as html_lib
+
+import numpy as np
+
+from .judge import Finding, Report
+
+SHOWN = 6  # entries of a vector, or rows and columns of a matrix, printed
+
+
+def text(report: Report) -> str:
+    ex = report.exercise
+    lines = [f"{ex.name}: {ex.title}"]
+    if report.rows:
+        lines.append(f"  {report.cases} cases, each tensor against the core and against central differences:")
+        width = max(len(r.name) for r in report.rows)
+        for r in report.rows:
+            numeric = r.vs_numeric.text if r.vs_numeric else "-"
+            mark = "ok" if r.vs_core.ok else "WRONG"
+            lines.append(f"  {r.name:<{width}}  {_shape(r.shape):<9} core: {r.vs_core.text:<38} "
+                         f"differences: {numeric:<38} {mark}")
+    for f in report.findings:
+        lines += _finding(f)
+    if report.problem:
+        on = f" (case {report.problem_case.label})" if report.problem_case else ""
+        lines.append(f"  stopped{on}: {report.problem}")
+    lines.append(_closing(report))
+    return "\n".join(lines)
+
+
+def _closing(report: Report) -> str:
+    if report.passed:
+        return f"PASS {report.exercise.name}: every tensor matches on all {report.cases} cases"
+    wrong = len(report.findings)
+    said = f"{wrong} of {len(report.rows)} tensors wrong" if wrong else "not checked to the end"
+    return f"FAIL {report.exercise.name}: {said} (hint: mlp-exercise hint {report.exercise.name})"
+
+
+def _finding(f: Finding) -> list[str]:
+    lines = [f"  {f.mistake.says}" if f.mistake else f"  {f.tensor} is wrong ({f.comparison.text}), and no classic "
+             "mistake explains it on every case: compare yours with the expected values below"]
+    lines.append(f"    smallest input where it shows: {f.case.label}")
+    for key, value in f.case.inputs.items():
+        if isinstance(value, np.ndarray) and value.size <= 64:
+            lines.append(f"      {key} = {_array(value)}")
+    lines.append(f"      yours    {f.tensor} = {_array(f.yours)}")
+    lines.append(f"      expected {f.tensor} = {_array(f.expected)}")
+    if f.mistake:
+        lines.append(f"    where to look: {f.mistake.look}")
+    return lines
+
+
+def _array(a: np.ndarray) -> str:
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return f"{float(a):.6g}"
+    if a.ndim == 1:
+        cells = [f"{v:.4g}" for v in a[:SHOWN]]
+        return "[" + ", ".join(cells) + (", ...]" if a.size > SHOWN else "]")
+    if a.ndim == 2:
+        rows = [_array(r) for r in a[:SHOWN]]
+        return "[" + ", ".join(rows) + (", ...]" if len(a) > SHOWN else "]")
+    return f"array of shape {_shape(a.shape)}"
+
+
+def _shape(shape) -> str:
+    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+
+
+def html(report: Report) -> str:
+    """The report as a table, for Jupyter, VS Code and Colab: one row per tensor, green or red."""
+    esc = html_lib.escape
+    rows = []
+    for r in report.rows:
+        color = "#e6f4ea" if r.vs_core.ok else "#fce8e6"
+        numeric = r.vs_numeric.text if r.vs_numeric else "-"
+        rows.append(f"<tr style='background:{color}'><td><code>{esc(r.name)}</code></td><td>{esc(_shape(r.shape))}</td>"
+                    f"<td>{esc(r.vs_core.text)}</td><td>{esc(numeric)}</td>"
+                    f"<td><b>{'ok' if r.vs_core.ok else 'WRONG'}</b></td></tr>")
+    notes = []
+    for f in report.findings:
+        notes.append("<li>" + "<br>".join(esc(line.strip()) for line in _finding(f)) + "</li>")
+    if report.problem:
+        notes.append(f"<li>stopped: {esc(report.problem)}</li>")
+    table = ("<table><thead><tr><th>tensor</th><th>shape</th><th>against the core</th>"
+             "<th>against central differences</th><th></th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>")
+    return (f"<div class='mlp-exercise'><p><b>{esc(report.exercise.name)}</b>: {esc(report.exercise.title)}</p>"
+            f"{table if rows else ''}<ul>{''.join(notes)}</ul><p><b>{esc(_closing(report))}</b></p></div>")
