@@ -16,6 +16,7 @@ mlp_predict = program(f"{__package__}.predict")
 mlp_sample = program(f"{__package__}.sample")
 mlp_sweep = program(f"{__package__}.sweep")
 mlp_runs = program(f"{__package__}.runs")
+mlp_exercise = program(f"{__package__}.exercise")
 
 
 if __name__ == "__main__":  # python -m mlp_manual.cli.process COMMAND ARGS...: what the console script runs

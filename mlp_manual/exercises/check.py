@@ -8,7 +8,10 @@ reference and the central differences, which never run the student's code.
 
 import multiprocessing
 import signal
+import sys
 import time
+from pathlib import Path
+from types import ModuleType
 
 from .exercise import Exercise
 from .judge import Report, findings_of, rows_of
@@ -18,22 +21,40 @@ TIME_LIMIT = 1.5  # seconds for the student's code on every case together
 
 
 def check(exercise, answer, *, seed: int = 0, time_limit: float | None = TIME_LIMIT) -> Report:
-    """Check ``answer`` (the class or function an exercise asks for, or a module holding it) on
+    """Check ``answer`` (the class or function an exercise asks for, a module holding it, or the
+    path of the student's .py file, imported in the child) on
     the exercise named ``exercise`` (or an Exercise). ``seed`` draws the cases; ``time_limit``
     (None: no limit) bounds the student's code. Returns the Report; in a notebook it shows as a
     table."""
     from .catalog import find
     ex = exercise if isinstance(exercise, Exercise) else find(exercise)
-    entry = getattr(answer, ex.entry, answer) if _is_module(answer) else answer
     cases = ex.cases(seed)
-    outcome = _isolated(_run_student, (ex, entry, cases), time_limit)
+    outcome = _isolated(_run_student, (ex, answer, cases), time_limit)
     expected = [ex.reference(c) for c in cases]
     numeric = [ex.numeric(c) if ex.numeric else None for c in cases]
     return judge(ex, cases, outcome, expected, numeric)
 
 
-def _is_module(answer) -> bool:
-    return type(answer).__name__ == "module"
+def _entry(ex: Exercise, answer, call):
+    """The class or function the student wrote: ``answer`` itself, or its attribute
+    ``ex.entry`` when it is a module or the path of a file (imported here, in the child)."""
+    if isinstance(answer, Path):
+        answer = call(f"importing {answer.name}", load_file, answer)
+    if isinstance(answer, ModuleType):
+        if not hasattr(answer, ex.entry):
+            raise WrongAnswer(f"{answer.__name__} defines no {ex.entry}: the exercise asks for it by that name")
+        return getattr(answer, ex.entry)
+    return answer
+
+
+def load_file(path: Path) -> ModuleType:
+    """The student's file as a fresh module, with its folder first on the import path (so that
+    one exercise file may import another)."""
+    sys.path.insert(0, str(path.resolve().parent))
+    module = ModuleType(path.stem)
+    module.__file__ = str(path)
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), module.__dict__)  # the student's own code
+    return module
 
 
 def judge(ex: Exercise, cases, outcome, expected, numeric) -> Report:
@@ -51,6 +72,10 @@ def judge(ex: Exercise, cases, outcome, expected, numeric) -> Report:
 def _run_student(ex: Exercise, entry, cases, emit) -> tuple[list[dict], str | None, int | None]:
     """The student's tensors on each case, until one raises or returns no tensor."""
     done = []
+    try:
+        entry = _entry(ex, entry, Calls(lambda what: emit((what, None))))
+    except (StudentRaised, WrongAnswer) as e:
+        return done, str(e), None
     for i, case in enumerate(cases):
         try:
             done.append(ex.run(entry, case, Calls(lambda what, i=i: emit((what, i)))))

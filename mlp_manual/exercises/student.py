@@ -47,6 +47,9 @@ class Calls:
             if isinstance(e, KeyboardInterrupt):
                 raise
             raise StudentRaised(what, f"SystemExit({e.code!r}): a check cannot end the program", _where(e)) from None
+        except NotImplementedError as e:  # the scaffold's TODO
+            where = _where(e).partition(":")[0]
+            raise StudentRaised(what, f"NotImplementedError: {e}", where) from None
         except Exception as e:  # whatever the student's code raises is reported, never shown as a traceback
             text = str(e).splitlines()[0] if str(e) else ""
             raise StudentRaised(what, f"{type(e).__name__}: {text}".rstrip(": "), _where(e)) from None
