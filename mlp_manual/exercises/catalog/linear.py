@@ -49,9 +49,6 @@ EXERCISE = layer_exercise(
                    "all N rows, so its gradient adds up the N rows", LOOK_DB, lambda c: c["dout"]),
         transposed("dx", LOOK_DX),
         wrong_sign("dx", LOOK_DX),
-        predicting("dx_with_W_not_transposed", "dx", "dx multiplies by W where W.T belongs "
-                   "(it only fits when D == H)", LOOK_DX,
-                   lambda c: c["dout"] @ c["W"] if c["W"].shape[0] == c["W"].shape[1] else None),
     ),
     hints=(
         "Write out one entry: out[n, h] = sum_d x[n, d] * W[d, h] + b[h]. Then d out[n, h] / d W[d, h] = x[n, d].",
