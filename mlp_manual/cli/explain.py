@@ -3,15 +3,14 @@
 from pathlib import Path
 
 import click
-import numpy as np
 
 from ..config import load_config
 from ..errors import ModelFileError
 from ..explain.graph import build_graph
-from ..explain.html import EXAMPLES, pass_data, render
+from ..explain.html import EXAMPLES, pass_data, pass_title, render
 from ..explain.scalar import format_scalar_pass, require_small
 from ..explain.text import format_trace
-from ..explain.trace import MAX_ELEMENTS, trace
+from ..explain.trace import MAX_ELEMENTS, pick_rows, trace
 from ..files import write_text
 from ..predict.model_file import load_model
 from ..training.experiment import prepare
@@ -89,14 +88,14 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
     if model_path:
         load_weights(model, model_path, config_path)
     X, y = exp.data.X_train, exp.data.y_train
-    picked = np.sort(np.random.default_rng(seed).choice(len(X), min(rows, len(X)), replace=False))
+    picked = pick_rows(len(X), rows, seed)
     if scalar:
         require_small(model, exp.loss.name)
     result = trace(model, exp.loss, X[picked], y[picked], check=not html_path, seed=seed,
                    max_elements=max_elements or None)
     weights = f"trained weights from {model_path}" if model_path else f"initial weights (seed {cfg.seed})"
     if html_path:  # the page is the walk-through; one too large for it is refused before any output
-        page = pass_data(result, f"{cfg.name}: one forward and backward pass ({weights})", scalar)
+        page = pass_data(result, pass_title(cfg.name, weights), scalar)
     else:
         header = (f"{cfg.name}: training rows {format_rows(picked)} of {len(X)} ({cfg.data.name}), {weights}, "
                   f"loss {cfg.loss.name}")

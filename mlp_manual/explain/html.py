@@ -37,6 +37,11 @@ def tensor(a) -> dict:
     return {"shape": list(a.shape), "data": [float(v) for v in a.ravel()]}
 
 
+def pass_title(name: str, weights: str) -> str:
+    """The page's heading: ``xor: one forward and backward pass (initial weights (seed 0))``."""
+    return f"{name}: one forward and backward pass ({weights})"
+
+
 def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
     """The JSON the page runs on: graph, values, gradients and ops of the traced pass."""
     graph = build_graph(result)

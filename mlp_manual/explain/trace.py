@@ -173,6 +173,11 @@ class Trace:
         return sum(row.verdict in ("PASS", "KINK") for _, row in self.checks())
 
 
+def pick_rows(n: int, rows: int, seed: int) -> np.ndarray:
+    """The ``rows`` training rows (of ``n``) a pass is made on, drawn by ``seed``, in order: (rows,)."""
+    return np.sort(np.random.default_rng(seed).choice(n, min(rows, n), replace=False))
+
+
 def trace(model, loss, X: np.ndarray, y: np.ndarray, *, check: bool = True,
           seed: int = 0, max_elements: int | None = MAX_ELEMENTS) -> Trace:
     """Run ``model`` (left untouched) forward on X (N, D), the loss, and backward in reverse order,

@@ -363,7 +363,8 @@ function syncInputs() {
 // ---- the URL keeps the step and the edits ----
 function saveHash() {
   const h = "#step=" + step + (Object.keys(edits).length ? "&edits=" + encodeURIComponent(JSON.stringify(edits)) : "");
-  if (location.hash !== h) history.replaceState(null, "", h);
+  if (location.hash === h) return;
+  try { history.replaceState(null, "", h); } catch (err) { /* a sandboxed frame (a notebook's) keeps its URL; the page steps all the same */ }
 }
 function loadHash() {
   const params = new URLSearchParams(location.hash.slice(1));
