@@ -361,15 +361,15 @@ function panel(title, formula, rows, backward) {
 function localGradient(op, input) {  // the local gradient as text and grids
   if (!known(op) || !op.inputs.every((k) => whole(state.values[k]))) return "(see the formula)";
   if (op.op === "linear") {
-    if (input === op.inputs[0]) return [op.inputs[1] + " =", grid(state.values[op.inputs[1]], op.inputs[1])];
-    if (input === op.inputs[1]) return ["x = " + label(op.inputs[0]) + " =", grid(state.values[op.inputs[0]], op.inputs[0])];
+    if (input === op.inputs[0]) return [op.inputs[1] + " = ", grid(state.values[op.inputs[1]], op.inputs[1])];
+    if (input === op.inputs[1]) return ["x = " + label(op.inputs[0]) + " = ", grid(state.values[op.inputs[0]], op.inputs[0])];
     return "1 for every row";
   }
   if (op.op === "add") return "1";
   const ts = terms(op, state.values, input);
   const local = { shape: state.values[input].shape, data: new Array(size(state.values[input].shape)).fill(0) };
   ts.forEach((t) => { local.data[t.t] = t.local; });
-  return [(ts.length ? ts[0].text.replace(/\[[0-9,]+\]/g, "") + " =" : ""), grid(local, input)];
+  return [(ts.length ? ts[0].text.replace(/\[[0-9,]+\]/g, "") + " = " : ""), grid(local, input)];
 }
 function drawPanel() {
   const s = STEPS[step];
@@ -401,7 +401,7 @@ function drawPanel() {
   }
   const rows = [
     ["local gradient", localGradient(op, s.input)],
-    ["upstream gradient", [gradName(op.out) + " =", grid(upstream, op.out)]],
+    ["upstream gradient", [gradName(op.out) + " = ", grid(upstream, op.out)]],
     ["product", grid(contrib, s.input), { "data-value": JSON.stringify(contrib.data) }],
   ];
   if (uses[s.input] > 1) {
@@ -411,7 +411,8 @@ function drawPanel() {
     rows.push([s.use === uses[s.input] ? "sum of the " + uses[s.input] + " contributions" : "contribution " + s.use + " of " + uses[s.input] + ", sum so far",
       [...shown, " = ", grid({ shape: contrib.shape, data: sum }, s.input)]]);
   }
-  return panel("Backward: " + op.out + " (" + op.op + ") to " + label(s.input), op.backward[s.input], rows, true);
+  const to = (P.names && P.names[s.input] ? "the " : "") + label(s.input);
+  return panel("Backward: " + op.out + " (" + op.op + ") to " + to, op.backward[s.input], rows, true);
 }
 function contributions(key) {  // in the order the backward pass sends them
   const list = [];
