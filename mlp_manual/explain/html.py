@@ -4,8 +4,10 @@ The page holds the pass as JSON: every tensor's values, every gradient mlp-manua
 the operations between them, each with the contribution it sends back to each of its inputs
 (dx, dW, ...). Its script (page/explain.js, inline) walks the forward pass op by op, then the
 backward pass contribution by contribution (with ``scalar``, each ``+=`` of the chain rule on one
-scalar), and for small networks recomputes the pass when an input or a weight is edited. The
-graph is laid out by explain.graph, as for ``--graph``. Nothing is fetched: script and style are
+scalar), and for small networks recomputes the pass when an input or a weight is edited. It
+shows each matrix as a small grid; one with a row per row of the batch shows the rows that
+explain.text's preview_rows picks, the same as the text walk-through, and the page names them.
+The graph is laid out by explain.graph, as for ``--graph``. Nothing is fetched: script and style are
 inline, and a Content-Security-Policy forbids every connection and allows only that script and
 that style, by their SHA-256. Every text from a config, a file or a path is data: escaped in the
 heading, JSON in a data block, and set as text by the script, never as HTML.
