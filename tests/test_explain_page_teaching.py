@@ -136,6 +136,8 @@ def test_the_loss_is_shown_once_the_forward_pass_reaches_it(browser, tmp_path):
     value = traced().loss.value
     assert float(browser.find_element("id", "loss").get_attribute("data-value")) == pytest.approx(value, rel=1e-12)
     assert node.text == f"{value:.6g}"
+    go(browser, loss_step - 1)  # and hidden again on the way back
+    assert not browser.find_element("id", "loss-line").is_displayed() and node.text == ""
 
 
 @pytest.mark.parametrize("extra", [[], ["--set", RESIDUAL]], ids=["xor", "residual"])

@@ -307,6 +307,7 @@ function drawLegend() {  // one entry per style of edge the graph draws, each wi
 }
 function fit(text, words) {  // as many of the words as fit in the node, then "…"
   const room = NODE_W - 2 * PAD;
+  text.textContent = "";
   for (let k = words.length; k > 0; k--) {
     text.textContent = words.slice(0, k).join(" ") + (k < words.length && words[k - 1] !== "…" ? " …" : "");
     if (text.getComputedTextLength() <= room) return;
