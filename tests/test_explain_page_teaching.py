@@ -173,10 +173,9 @@ def test_a_390_px_wide_screen_has_no_sideways_scroll_and_keeps_the_controls_in_v
                     element = browser.find_element("id", control)
                     box = browser.execute_script("return arguments[0].getBoundingClientRect().toJSON()", element)
                     assert element.is_displayed() and box["left"] >= 0 and box["right"] <= width, (control, box)
-                if step:  # the graph scrolls sideways in its box, at full size, to keep the current node in view
-                    node = browser.execute_script(
-                        "return document.querySelector('#graph .node.current rect').getBoundingClientRect().toJSON()")
-                    assert node["left"] >= 0 and node["right"] <= width, (path, step, node)
+                node = browser.execute_script(  # the graph scrolls sideways, at full size, to the current node
+                    "return document.querySelector('#graph .node.current rect').getBoundingClientRect().toJSON()")
+                assert node["left"] >= 0 and node["right"] <= width, (path, step, node)
             scale = browser.execute_script("const g = $('graph'); return g.getBoundingClientRect().width / g.viewBox.baseVal.width")
             assert scale >= 0.99  # names at the size they are written in, not shrunk to fit
     finally:

@@ -330,6 +330,7 @@ function drawState() {
       if (p.dataset.source === source && p.dataset.target === target) p.classList.add("current");
   };
   const current = (key) => { for (const g of document.querySelectorAll("#graph .node")) if (g.dataset.key === key) g.classList.add("current"); };
+  if (s.kind === "start") current(P.ops[0].inputs[0]);  // the pass starts from its input
   if (s.kind === "forward") { const op = P.ops[s.o]; op.inputs.forEach((k) => mark(k, op.out, "forward")); current(op.out); }
   if (s.kind === "seed") current(P.loss);
   if (s.kind === "backward" || s.kind === "term") { const op = P.ops[s.o]; mark(op.out, s.input, "backward"); current(s.input); }
