@@ -78,8 +78,8 @@ def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
         n = sum(len(values[k]["data"]) for k in editable)
         raise ConfigError(f"--html --scalar makes a step of every += and is for small passes: this one has {n:,} "
                           f"inputs and weights, the limit is {MAX_EDITABLE}; take fewer --rows")
-    batch = ["X", "y", *(op["out"] for op in ops[:-1])]  # the tensors with a row for each row of the batch
-    rows = [int(n) for n in preview_rows(result.X)]
+    layers = [op["out"] for op in ops[:-1]]  # the outputs of the layers and blocks: all but the loss
+    batch, rows = ["X", "y", *layers], preview_rows(result.X)  # batch: a row for each row of the batch
     if not (small and recomputable):
         for key, t in [*values.items(), *grads.items(), *(kv for op in ops for kv in op["contrib"].items())]:
             shrink(t, rows if key in batch else None)
@@ -90,7 +90,7 @@ def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
                       for e in graph.edges],
             "values": values, "grads": grads, "ops": ops,
             "editable": editable if small and recomputable else [],
-            "rows": rows, "batch": batch, "grid": GRID, "names": {k: f"output of {k}" for k in batch[2:]}}
+            "rows": rows, "batch": batch, "grid": GRID, "names": {k: f"output of {k}" for k in layers}}
 
 
 def shrink(t: dict, rows: list[int] | None) -> None:

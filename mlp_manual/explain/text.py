@@ -33,7 +33,7 @@ def preview_rows(X: np.ndarray) -> list[int]:
     layer and shows nothing), then the first others if the batch has too few."""
     flat = np.asarray(X).reshape(len(X), -1)  # (N, D)
     live = np.any(flat != 0, axis=1)  # (N,)
-    return sorted([*np.flatnonzero(live), *np.flatnonzero(~live)][:ROWS_SHOWN])
+    return sorted(int(n) for n in [*np.flatnonzero(live), *np.flatnonzero(~live)][:ROWS_SHOWN])
 
 
 def preview(name: str, a: np.ndarray, indent: str, rows: list[int] | None = None) -> list[str]:
