@@ -43,7 +43,8 @@ def test_the_preview_rows_show_something_and_the_page_names_them(browser, tmp_pa
     assert rows == [1, 2]  # row 0 is XOR's [0, 0]: with zero biases every output of it is 0
     open_page(browser, path)
     note = browser.find_element("id", "rows-note").text
-    assert note.startswith("Rows shown: rows 1 and 2 of the 4 in the batch (x = [0, 1] and [1, 0]).") and "Row 0" in note
+    assert note.startswith("Rows shown: rows 1 and 2 of the 4 in the batch (x = [0, 1] and [1, 0]).")
+    assert "Row 0 is passed over: its input is all zeros" in note
     for step, layer in [(1, result.steps[0]), (2, result.steps[1]), (3, result.steps[2])]:
         go(browser, step)
         shown = grid_cells(browser, f'#panel .grid[data-key="{layer.name}"]')
@@ -68,7 +69,8 @@ def test_matrices_are_grids_of_their_rows_and_columns(browser, tmp_path):
 
 
 def test_a_large_pass_keeps_the_corner_of_each_tensor_the_grids_show():
-    exp = prepare(load_config(XOR.parent / "moons.yaml", ["model.layers=[{type: linear, units: 64}, relu, {type: linear}]"]))
+    wide = "model.layers=[{type: linear, units: 64}, relu, {type: linear}]"  # over 200 inputs and weights
+    exp = prepare(load_config(XOR.parent / "moons.yaml", [wide]))
     X, y = exp.data.X_train[:16].astype(np.float64), exp.data.y_train[:16]
     result = trace(exp.model, exp.loss, X, y, check=False)
     data = pass_data(result, "moons")
@@ -87,18 +89,23 @@ def test_the_legend_names_each_style_of_edge_drawn_in_that_style(browser, tmp_pa
     path = write_page(tmp_path, "--config", str(XOR), *extra)
     open_page(browser, path)
     go(browser, 1)
-    drawn = set(browser.execute_script(
-        "return [...document.querySelectorAll('#graph .edge')].flatMap(e => [...e.classList]).filter(c => c !== 'edge')"))
+    drawn = set(browser.execute_script("return [...document.querySelectorAll('#graph .edge')]"
+                                       ".flatMap(e => [...e.classList]).filter(c => c !== 'edge')"))
     assert drawn == styles
-    entries = {li.get_attribute("data-edge"): li.text for li in browser.find_elements("css selector", "#legend li[data-edge]")}
+    legend = browser.find_elements("css selector", "#legend li[data-edge]")
+    entries = {li.get_attribute("data-edge"): li.text for li in legend}
     assert set(entries) == styles
     words = {"forward": "forward", "backward": "backward", "skip": "skip connection", "current": "the step shown now"}
     for style in styles:
         assert entries[style].startswith(words[style])
         same = browser.execute_script("""
-            const look = (e) => { const s = getComputedStyle(e); return [s.stroke, s.strokeDasharray, s.strokeWidth, s.opacity]; };
-            const edge = document.querySelector('#graph .edge.' + arguments[0] + (arguments[0] === 'current' ? '' : ':not(.current)'));
-            return JSON.stringify(look(edge)) === JSON.stringify(look(document.querySelector('#legend li[data-edge="' + arguments[0] + '"] path')));
+            const style = arguments[0], look = (e) => {
+              const s = getComputedStyle(e);
+              return JSON.stringify([s.stroke, s.strokeDasharray, s.strokeWidth, s.opacity]);
+            };
+            const edge = document.querySelector('#graph .edge.' + style
+              + (style === 'current' ? '' : ':not(.current)'));
+            return look(edge) === look(document.querySelector('#legend li[data-edge="' + style + '"] path'));
         """, style)
         assert same, style
 
@@ -107,7 +114,8 @@ def test_a_layers_output_gradient_reads_dl_d_output_of_the_layer(browser, tmp_pa
     path = write_page(tmp_path, "--config", str(XOR))
     open_page(browser, path)
     go(browser, 6)  # backward through the loss to the output of layers.2, then through layers.2 to its W
-    assert browser.find_element("id", "panel").text.startswith("Backward: loss (softmax_cross_entropy) to the output of layers.2\n")
+    panel = browser.find_element("id", "panel").text
+    assert panel.startswith("Backward: loss (softmax_cross_entropy) to the output of layers.2\n")
     go(browser, 7)
     assert "upstream gradient\ndL/d(output of layers.2) = " in browser.find_element("id", "panel").text
     step = browser.find_element("id", "step")
@@ -116,7 +124,8 @@ def test_a_layers_output_gradient_reads_dl_d_output_of_the_layer(browser, tmp_pa
     names = {r.get_attribute("data-key"): r.find_element("tag name", "td").text
              for r in browser.find_elements("css selector", "#grads > tbody > tr")}
     assert names == {"loss": "dL/dL", "layers.2": "dL/d(output of layers.2)", "layers.1": "dL/d(output of layers.1)",
-                     "layers.0": "dL/d(output of layers.0)", "layers.2.W": "dL/dlayers.2.W", "layers.2.b": "dL/dlayers.2.b",
+                     "layers.0": "dL/d(output of layers.0)",
+                     "layers.2.W": "dL/dlayers.2.W", "layers.2.b": "dL/dlayers.2.b",
                      "layers.0.W": "dL/dlayers.0.W", "layers.0.b": "dL/dlayers.0.b", "X": "dL/dX"}
     text = browser.find_element("tag name", "body").text
     assert all(f"dL/dlayers.{i}\n" not in text and f"dL/dlayers.{i} " not in text for i in range(3))
@@ -146,7 +155,8 @@ def test_no_node_name_is_cut(browser, tmp_path, extra):
     open_page(browser, path)
     nodes = browser.execute_script("""return [...document.querySelectorAll('#graph .node')].map(g => {
         const name = g.querySelector('text.name'), rect = g.querySelector('rect');
-        return [g.dataset.key, name.textContent, name.getBBox().x + name.getComputedTextLength(), rect.width.baseVal.value]; })""")
+        const right = name.getBBox().x + name.getComputedTextLength();
+        return [g.dataset.key, name.textContent, right, rect.width.baseVal.value]; })""")
     labels = {n["key"]: n["label"] for n in browser.execute_script("return P.nodes")}
     assert labels["loss"] == "loss  softmax_cross_entropy"  # 27 characters: once cut to 21 and "…"
     for key, text, right, width in nodes:
@@ -176,7 +186,8 @@ def test_a_390_px_wide_screen_has_no_sideways_scroll_and_keeps_the_controls_in_v
                 node = browser.execute_script(  # the graph scrolls sideways, at full size, to the current node
                     "return document.querySelector('#graph .node.current rect').getBoundingClientRect().toJSON()")
                 assert node["left"] >= 0 and node["right"] <= width, (path, step, node)
-            scale = browser.execute_script("const g = $('graph'); return g.getBoundingClientRect().width / g.viewBox.baseVal.width")
+            scale = browser.execute_script(
+                "const g = $('graph'); return g.getBoundingClientRect().width / g.viewBox.baseVal.width")
             assert scale >= 0.99  # names at the size they are written in, not shrunk to fit
     finally:
         browser.set_window_size(size["width"], size["height"])
@@ -197,7 +208,8 @@ def test_an_elementwise_layer_shows_its_diagonal_jacobian_zero_where_relu_is_off
         assert box.is_displayed()
         grid = box.find_element("css selector", ".grid.jacobian")
         assert grid.get_attribute("data-row") == str(row)
-        cells = [r.find_elements("css selector", "[role=cell]") for r in grid.find_elements("css selector", "[role=row].body")]
+        lines = grid.find_elements("css selector", "[role=row].body")
+        cells = [r.find_elements("css selector", "[role=cell]") for r in lines]
         assert len(cells) == len(x) and all(len(r) == len(x) for r in cells)
         nonzero = np.array([["nonzero" in c.get_attribute("class") for c in r] for r in cells])
         assert np.array_equal(nonzero, np.diag(x > 0))
@@ -205,6 +217,7 @@ def test_an_elementwise_layer_shows_its_diagonal_jacobian_zero_where_relu_is_off
         assert [cells[j][j].text for j in range(len(x))] == ["1" if v > 0 else "0" for v in x]
         caption = box.find_element("css selector", ".caption").text
         off = ", ".join(str(j) for j in np.flatnonzero(x <= 0))
-        assert "depends on x[j] alone" in caption and f"zero diagonal entries are the units with x <= 0: {off}." in caption
+        assert "depends on x[j] alone" in caption
+        assert f"zero diagonal entries are the units with x <= 0: {off}." in caption
     go(browser, 3)
     assert not box.is_displayed()

@@ -80,7 +80,8 @@ def layer_forward(step: LayerStep, rows: list[int]) -> list[str]:
     p = pad(step)
     params = "".join(f", {k} {shape(v)}" for k, v in step.layer.params.items())
     return [f"  {p}{step.name} {step.type}: {forward_formula(step)}",
-            f"  {p}    x {shape(step.x)}{params} -> out {shape(step.out)}", *preview("out", step.out, f"  {p}    ", rows)]
+            f"  {p}    x {shape(step.x)}{params} -> out {shape(step.out)}",
+            *preview("out", step.out, f"  {p}    ", rows)]
 
 
 def block_forward(end: BlockEnd, rows: list[int]) -> list[str]:
