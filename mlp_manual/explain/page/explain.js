@@ -445,9 +445,9 @@ function drawJacobian() {
   }));
   const units = diag.length < x.C ? ", its first " + diag.length + " of " + x.C + " units" : "";
   const why = "Diagonal: out[j] = " + op.op + "(x[j]) depends on x[j] alone, so d out[j] / d x[k] = 0 for k ≠ j.";
-  const off = diag.map((d, j) => (xs[j] <= 0 ? j : -1)).filter((j) => j >= 0);
-  const zeros = op.op === "relu" ? " Its zero diagonal entries are the units with x <= 0: " + (off.length ? off.join(", ") : "none on this row") + "."
-    : op.op === "leaky_relu" ? " The units with x <= 0 get the slope " + op.slope + ": " + (off.length ? off.join(", ") : "none on this row") + "." : "";
+  const off = xs.flatMap((v, j) => (v <= 0 ? [j] : [])), listed = off.length ? off.join(", ") : "none on this row";
+  const zeros = op.op === "relu" ? " Its zero diagonal entries are the units with x <= 0: " + listed + "."
+    : op.op === "leaky_relu" ? " The units with x <= 0 get the slope " + op.slope + ": " + listed + "." : "";
   const h = document.createElement("h2"), caption = document.createElement("p");
   h.textContent = "Jacobian of " + op.out + " (" + op.op + "), " + name + units;
   caption.className = "caption";
