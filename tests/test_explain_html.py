@@ -153,6 +153,8 @@ def test_an_edited_weight_gives_numpys_loss_and_gradients_and_the_url_keeps_it(b
     field.send_keys("0.75")
     edited = traced(edit=("layers.0.W", 3, 0.75))
     loss = browser.find_element("id", "loss")
+    while not loss.is_displayed():  # the loss is shown once the forward pass reaches it
+        browser.find_element("id", "step").click()
     assert float(loss.get_attribute("data-value")) == pytest.approx(edited.loss.value, rel=1e-9, abs=0)
     assert float(loss.get_attribute("data-value")) != pytest.approx(traced().loss.value, rel=1e-6)
     assert "moved by" in browser.find_element("id", "loss-moved").text
