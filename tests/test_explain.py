@@ -15,6 +15,7 @@ from mlp_manual.cli.explain import main
 from mlp_manual.config import load_config
 from mlp_manual.datasets import datadir
 from mlp_manual.explain.scalar import MAX_PARAMS, scalar_pass
+from mlp_manual.explain.text import preview_rows
 from mlp_manual.explain.trace import BlockEnd, trace
 from mlp_manual.layers.registry import LAYERS, row_of
 from mlp_manual.losses import LOSSES
@@ -88,8 +89,17 @@ def test_the_loss_and_its_seed_are_printed_with_their_numbers():
     logits = exp.model.astype(np.float64).forward(exp.data.X_train.astype(np.float64))
     value, dlogits = LOSSES["softmax_cross_entropy"].fn(logits, exp.data.y_train)
     assert f"logits[y]) = {value:.6g}" in loss
-    assert "N = 4" in loss and "softmax(logits)[0] =" in loss and "onehot(y)[0] =" in loss
-    assert "dlogits[0] = " + " ".join(f"{v:9.4g}" for v in dlogits[0]) in loss
+    assert "N = 4" in loss and "softmax(logits)[1] =" in loss and "onehot(y)[1] =" in loss
+    assert "dlogits[1] = " + " ".join(f"{v:9.4g}" for v in dlogits[1]) in loss
+    forward = section(output, "forward")  # XOR's row 0 is [0, 0]: with zero biases it shows nothing
+    assert "X[1] =" in forward and "X[2] =" in forward and "[0] =" not in forward and "[0] =" not in loss
+
+
+def test_the_preview_rows_skip_rows_whose_input_is_all_zeros():
+    assert preview_rows(np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])) == [1, 2]
+    assert preview_rows(np.array([[0.0, 0.0], [0.0, 0.0], [3.0, 0.0]])) == [0, 2]  # topped up in order
+    assert preview_rows(np.array([[5, 0, 0], [0, 0, 0]])) == [0, 1]
+    assert preview_rows(np.array([[1.0]])) == [0]
 
 
 def test_trained_weights_are_used_and_a_different_model_is_refused(tmp_path):

@@ -153,6 +153,8 @@ def test_an_edited_weight_gives_numpys_loss_and_gradients_and_the_url_keeps_it(b
     field.send_keys("0.75")
     edited = traced(edit=("layers.0.W", 3, 0.75))
     loss = browser.find_element("id", "loss")
+    while not loss.is_displayed():  # the loss is shown once the forward pass reaches it
+        browser.find_element("id", "step").click()
     assert float(loss.get_attribute("data-value")) == pytest.approx(edited.loss.value, rel=1e-9, abs=0)
     assert float(loss.get_attribute("data-value")) != pytest.approx(traced().loss.value, rel=1e-6)
     assert "moved by" in browser.find_element("id", "loss-moved").text
@@ -346,4 +348,28 @@ def test_a_text_model_steps_back_to_its_embedding_table_and_no_further(browser, 
     shown = step_to_end(browser)
     assert "X" not in shown and "layers.0.W" in shown
     assert "layers.0 (embedding) to layers.0.W" in browser.find_element("id", "panel").text
+    assert_offline_and_clean(browser)
+
+
+def test_in_a_notebooks_sandboxed_frame_the_page_steps_through_the_pass_and_connects_nowhere(browser, tmp_path):
+    """mlp_manual.notebook shows the page as an iframe srcdoc with sandbox="allow-scripts": an
+    opaque origin whose URL cannot change. It steps all the same, and the page's own policy holds
+    inside the frame: a request from it is refused."""
+    from mlp_manual.notebook import show_explain
+
+    path = tmp_path / "notebook.html"
+    path.write_text("<!DOCTYPE html><html><body>" + show_explain(XOR)._repr_html_() + "</body></html>", encoding="utf-8")
+    open_page(browser, path)
+    browser.switch_to.frame(browser.find_element("tag name", "iframe"))
+    try:
+        shown = step_to_end(browser)
+        expected = gradients(traced())
+        assert set(shown) == set(expected)
+        assert all(shown[key] == np.ravel(grad).tolist() for key, grad in expected.items())
+        browser.execute_script("window.refused = []; document.addEventListener('securitypolicyviolation', "
+                               "e => refused.push(e.violatedDirective)); fetch('http://127.0.0.1:9/').catch(() => 0);")
+        WebDriverWait = pytest.importorskip("selenium.webdriver.support.wait").WebDriverWait
+        assert WebDriverWait(browser, 5).until(lambda b: b.execute_script("return refused")) == ["connect-src"]
+    finally:
+        browser.switch_to.default_content()
     assert_offline_and_clean(browser)

@@ -10,6 +10,7 @@ import multiprocessing
 import signal
 import sys
 import time
+import warnings
 from pathlib import Path
 from types import ModuleType
 
@@ -96,7 +97,9 @@ def _isolated(fn, args, time_limit):
     ctx = multiprocessing.get_context("fork")
     receive, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(fn, args, send), daemon=True)
-    child.start()
+    with warnings.catch_warnings():  # a notebook's kernel has threads; the child touches none of their state
+        warnings.simplefilter("ignore", DeprecationWarning)
+        child.start()
     send.close()
     try:
         return _wait(child, receive, time_limit)

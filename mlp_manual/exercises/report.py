@@ -13,13 +13,12 @@ def text(report: Report) -> str:
     ex = report.exercise
     lines = [f"{ex.name}: {ex.title}"]
     if report.rows:
-        lines.append(f"  {report.cases} cases, each tensor against the core and against central differences:")
-        width = max(len(r.name) for r in report.rows)
-        for r in report.rows:
-            numeric = r.vs_numeric.text if r.vs_numeric else "-"
-            mark = "ok" if r.vs_core.ok else "WRONG"
-            lines.append(f"  {r.name:<{width}}  {_shape(r.shape):<9} core: {r.vs_core.text:<38} "
-                         f"differences: {numeric:<38} {mark}")
+        lines.append(f"  {report.cases} cases; each tensor against the core and against central differences:")
+        table = [("tensor", "shape", "core", "differences", "")] + [
+            (r.name, _shape(r.shape), r.vs_core.text, r.vs_numeric.text if r.vs_numeric else "-",
+             "ok" if r.vs_core.ok else "WRONG") for r in report.rows]
+        widths = [max(len(row[i]) for row in table) for i in range(4)]
+        lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths + [0])).rstrip() for row in table]
     for f in report.findings:
         lines += _finding(f)
     if report.problem:

@@ -4,8 +4,10 @@ The page holds the pass as JSON: every tensor's values, every gradient mlp-manua
 the operations between them, each with the contribution it sends back to each of its inputs
 (dx, dW, ...). Its script (page/explain.js, inline) walks the forward pass op by op, then the
 backward pass contribution by contribution (with ``scalar``, each ``+=`` of the chain rule on one
-scalar), and for small networks recomputes the pass when an input or a weight is edited. The
-graph is laid out by explain.graph, as for ``--graph``. Nothing is fetched: script and style are
+scalar), and for small networks recomputes the pass when an input or a weight is edited. It
+shows each matrix as a small grid; one with a row per row of the batch shows the rows that
+explain.text's preview_rows picks, the same as the text walk-through, and the page names them.
+The graph is laid out by explain.graph, as for ``--graph``. Nothing is fetched: script and style are
 inline, and a Content-Security-Policy forbids every connection and allows only that script and
 that style, by their SHA-256. Every text from a config, a file or a path is data: escaped in the
 heading, JSON in a data block, and set as text by the script, never as HTML.
@@ -25,11 +27,11 @@ import numpy as np
 from ..errors import ConfigError
 from ..layers.registry import row_of
 from .graph import build_graph
-from .text import backward_formula, forward_formula
+from .text import backward_formula, forward_formula, preview_rows
 from .trace import BlockEnd, Trace
 
 MAX_EDITABLE = 200  # inputs and weights given a number field; a larger pass is shown, not edited
-SHOWN = 64  # values embedded per tensor of a pass too large to edit: the page shows the first few
+GRID = 8  # rows and columns of a matrix the page shows as a grid; a larger one shows its corner
 
 
 def tensor(a) -> dict:
@@ -81,16 +83,35 @@ def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
         n = sum(len(values[k]["data"]) for k in editable)
         raise ConfigError(f"--html --scalar makes a step of every += and is for small passes: this one has {n:,} "
                           f"inputs and weights, the limit is {MAX_EDITABLE}; take fewer --rows")
+    layers = [op["out"] for op in ops[:-1]]  # the outputs of the layers and blocks: all but the loss
+    batch, rows = ["X", "y", *layers], preview_rows(result.X)  # batch: a row for each row of the batch
     if not (small and recomputable):
-        for t in [*values.values(), *grads.values(), *(c for op in ops for c in op["contrib"].values())]:
-            del t["data"][SHOWN:]
+        for key, t in [*values.items(), *grads.items(), *(kv for op in ops for kv in op["contrib"].items())]:
+            shrink(t, rows if key in batch else None)
     return {"title": title, "loss": "loss", "scalar": scalar,
             "nodes": [{"key": n.key, "label": n.label.split("\n")[0], "kind": n.kind, "x": n.x, "y": n.y}
                       for n in graph.nodes],
             "edges": [{"source": e.source, "target": e.target, "direction": e.direction, "bend": e.bend}
                       for e in graph.edges],
             "values": values, "grads": grads, "ops": ops,
-            "editable": editable if small and recomputable else []}
+            "editable": editable if small and recomputable else [],
+            "rows": rows, "batch": batch, "grid": GRID, "names": {k: f"output of {k}" for k in layers}}
+
+
+def shrink(t: dict, rows: list[int] | None) -> None:
+    """Keep of a tensor only what the page shows (a pass too large to edit): its ``corner``,
+    the rows ``rows`` of a tensor of the batch (else its first GRID) and their first GRID values;
+    a vector of the batch is a column. A scalar is kept whole."""
+    shape, data = t["shape"], t["data"]
+    if not shape or "corner" in t:  # a scalar; or a tensor two ops share, already shrunk
+        return
+    flat = np.asarray(data)
+    if len(shape) == 1:  # a vector of the batch, one value per row, is a column; any other one a row
+        m = flat.reshape((-1, 1) if rows is not None else (1, -1))  # (R, C)
+    else:
+        m = flat.reshape(shape[0], -1)  # (R, C)
+    picked = rows if rows is not None else range(min(len(m), GRID))
+    t["corner"], t["data"] = [[float(v) for v in m[r, :GRID]] for r in picked], []
 
 
 def _layer_op(step, previous: str, values: dict, grads: dict) -> dict:

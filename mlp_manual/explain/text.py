@@ -27,12 +27,23 @@ def values(a: np.ndarray) -> str:
     return shown + (f"  ... ({a.size} values)" if a.size > VALUES_SHOWN else "")
 
 
-def preview(name: str, a: np.ndarray, indent: str) -> list[str]:
-    """``name[i] = ...`` lines for the first rows of a matrix, or one line for a vector."""
+def preview_rows(X: np.ndarray) -> list[int]:
+    """The rows of the batch a preview shows, in order: the first ROWS_SHOWN whose input is not
+    all zeros (with the biases at zero, as they start, such a row is zero through every linear
+    layer and shows nothing), then the first others if the batch has too few."""
+    flat = np.asarray(X).reshape(len(X), -1)  # (N, D)
+    live = np.any(flat != 0, axis=1)  # (N,)
+    return sorted(int(n) for n in [*np.flatnonzero(live), *np.flatnonzero(~live)][:ROWS_SHOWN])
+
+
+def preview(name: str, a: np.ndarray, indent: str, rows: list[int] | None = None) -> list[str]:
+    """``name[i] = ...`` lines for rows ``rows`` of a matrix (the batch's preview rows; by
+    default its first rows), or one line for a vector."""
     if a.ndim == 1:
         return [f"{indent}{name} = {values(a)}"]
-    rows = [f"{indent}{name}[{i}] = {values(a[i])}" for i in range(min(len(a), ROWS_SHOWN))]
-    return rows + ([f"{indent}... ({len(a)} rows)"] if len(a) > ROWS_SHOWN else [])
+    rows = list(range(min(len(a), ROWS_SHOWN))) if rows is None else rows
+    lines = [f"{indent}{name}[{i}] = {values(a[i])}" for i in rows]
+    return lines + ([f"{indent}... ({len(a)} rows)"] if len(a) > len(rows) else [])
 
 
 def forward_formula(step) -> str:
@@ -53,25 +64,27 @@ def pad(step) -> str:
 def forward_lines(trace: Trace, vocabulary=None) -> list[str]:
     lines = ["forward, layer by layer (a float64 copy in training mode: dropout draws one mask, and every "
              "check below reuses it)", f"  X {shape(trace.X)}"]
-    lines += preview("X", trace.X, "      ")
+    rows = preview_rows(trace.X)
+    lines += preview("X", trace.X, "      ", rows)
     for step in trace.steps:
         if isinstance(step, BlockEnd):
-            lines += block_forward(step)
+            lines += block_forward(step, rows)
         elif row_of(step.layer).takes_indices:
             lines += lookup_forward(step, pad(step), vocabulary)
         else:
-            lines += layer_forward(step)
+            lines += layer_forward(step, rows)
     return lines
 
 
-def layer_forward(step: LayerStep) -> list[str]:
+def layer_forward(step: LayerStep, rows: list[int]) -> list[str]:
     p = pad(step)
     params = "".join(f", {k} {shape(v)}" for k, v in step.layer.params.items())
     return [f"  {p}{step.name} {step.type}: {forward_formula(step)}",
-            f"  {p}    x {shape(step.x)}{params} -> out {shape(step.out)}", *preview("out", step.out, f"  {p}    ")]
+            f"  {p}    x {shape(step.x)}{params} -> out {shape(step.out)}",
+            *preview("out", step.out, f"  {p}    ", rows)]
 
 
-def block_forward(end: BlockEnd) -> list[str]:
+def block_forward(end: BlockEnd, rows: list[int]) -> list[str]:
     b, p = end.block, pad(end)
     first, last = b.inner
     head = f"  {p}{b.name} {b.type}: {forward_formula(b)}"
@@ -79,18 +92,18 @@ def block_forward(end: BlockEnd) -> list[str]:
         return [head, f"  {p}    x {shape(b.x)} is used twice: f = {first} .. {last} takes it, and the skip "
                       "connection carries it to the sum"]
     return [head, f"  {p}    x {shape(b.x)} + f(x) {shape(b.fx)} (the output of {last}) -> out {shape(b.out)}",
-            *preview("out", b.out, f"  {p}    ")]
+            *preview("out", b.out, f"  {p}    ", rows)]
 
 
 def loss_lines(trace: Trace) -> list[str]:
-    loss = trace.loss
+    loss, rows = trace.loss, preview_rows(trace.X)
     spec = loss.spec
     lines = [f"loss: {loss.name}",
              f"  {spec.formula} = {loss.value:.6g}",
              f"  seed of the backward pass: {spec.seed_formula}, N = {len(loss.logits)}   -> {shape(loss.dlogits)}"]
     for name, part in seed_parts(spec, loss.logits, loss.targets):
-        lines += preview(name, part, "      ")
-    lines += preview(seed_name(trace), loss.dlogits, "      ")
+        lines += preview(name, part, "      ", rows)
+    lines += preview(seed_name(trace), loss.dlogits, "      ", rows)
     if loss.check:
         lines.append(f"      {check_text(loss.check)}")
     return lines
@@ -98,17 +111,19 @@ def loss_lines(trace: Trace) -> list[str]:
 
 def backward_lines(trace: Trace, vocabulary=None) -> list[str]:
     lines = ["backward, in reverse order: each gradient from the upstream gradient dout"]
+    rows = preview_rows(trace.X)
     for step in reversed(trace.steps):
         if isinstance(step, BlockEnd):
-            lines += block_backward(step)
+            lines += block_backward(step, rows)
         elif row_of(step.layer).takes_indices:
             lines += lookup_backward(step, pad(step), vocabulary, check_text)
         else:
-            lines += layer_backward(step)
+            lines += layer_backward(step, rows)
     return lines
 
 
-def layer_backward(step: LayerStep) -> list[str]:
+def layer_backward(step: LayerStep, rows: list[int]) -> list[str]:
+    """Each parameter's gradient (its first rows shown) and dx (the batch's preview ``rows``)."""
     p = pad(step)
     lines = [f"  {p}{step.name} {step.type}"]
     for key in [*step.layer.params, "dx"]:
@@ -117,13 +132,13 @@ def layer_backward(step: LayerStep) -> list[str]:
         formula = backward_formula(step, key)
         lines += [f"  {p}  fwd: {forward_formula(step)}  =>  {formula}",
                   f"  {p}    dout {shape(step.dout)} -> {name} {shape(grad)}, |{name}| = {norm(grad)}"]
-        lines += preview(name, grad, f"  {p}    ")
+        lines += preview(name, grad, f"  {p}    ", rows if key == "dx" else None)
         if key in step.checks:
             lines.append(f"  {p}    {check_text(step.checks[key])}")
     return lines
 
 
-def block_backward(end: BlockEnd) -> list[str]:
+def block_backward(end: BlockEnd, rows: list[int]) -> list[str]:
     """At the join, dout goes on to both terms of the sum; at the fork, the two gradients of x add."""
     b, p = end.block, pad(end)
     first, last = b.inner
@@ -131,7 +146,7 @@ def block_backward(end: BlockEnd) -> list[str]:
         return [f"  {p}{b.name} {b.type}: {forward_formula(b)}",
                 f"  {p}    the sum passes dout on unchanged to both terms: to f(x), back into {last}, and to x "
                 "along the skip connection",
-                f"  {p}    dout {shape(b.dout)}, |dout| = {norm(b.dout)}", *preview("dout", b.dout, f"  {p}    ")]
+                f"  {p}    dout {shape(b.dout)}, |dout| = {norm(b.dout)}", *preview("dout", b.dout, f"  {p}    ", rows)]
     formula = backward_formula(b, "dx")
     lines = [f"  {p}{b.name} {b.type}: x fed f and the skip connection, so its two gradients add",
              f"  {p}  fwd: {forward_formula(b)}  =>  {formula}",
@@ -139,7 +154,7 @@ def block_backward(end: BlockEnd) -> list[str]:
              f"-> dx {shape(b.grads['dx'])}",
              f"  {p}    |dout| = {norm(b.dout)}, |df| = {norm(b.df)}, |dx| = {norm(b.grads['dx'])}"]
     for name, grad in (("dout", b.dout), ("df", b.df), ("dx", b.grads["dx"])):
-        lines += preview(name, grad, f"  {p}    ")
+        lines += preview(name, grad, f"  {p}    ", rows)
     if "dx" in b.checks:
         lines.append(f"  {p}    {check_text(b.checks['dx'])}")
     return lines
