@@ -358,7 +358,8 @@ def test_in_a_notebooks_sandboxed_frame_the_page_steps_through_the_pass_and_conn
     from mlp_manual.notebook import show_explain
 
     path = tmp_path / "notebook.html"
-    path.write_text("<!DOCTYPE html><html><body>" + show_explain(XOR)._repr_html_() + "</body></html>", encoding="utf-8")
+    frame = show_explain(XOR)._repr_html_()
+    path.write_text(f"<!DOCTYPE html><html><body>{frame}</body></html>", encoding="utf-8")
     open_page(browser, path)
     browser.switch_to.frame(browser.find_element("tag name", "iframe"))
     try:
