@@ -101,3 +101,12 @@ def test_the_helpers_import_no_ipython():
     code = ("import sys; from mlp_manual.notebook import show_explain; "
             f"show_explain({str(XOR)!r}); assert 'IPython' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_a_checks_report_shows_as_its_table_in_html_and_as_its_verdict_in_text():
+    from mlp_manual.exercises import check
+    from mlp_manual.exercises.solutions.linear import Linear as Answer
+
+    report = check("linear", Answer)
+    assert "<table>" in report._repr_html_() and "PASS linear" in report._repr_html_()
+    assert repr(report) == str(report) and str(report).splitlines()[-1].startswith("PASS linear")

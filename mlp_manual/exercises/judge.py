@@ -76,6 +76,9 @@ class Report:
         from .report import text
         return text(self)
 
+    def __repr__(self) -> str:  # what a notebook shows as text/plain and a console echoes: the verdict
+        return str(self)
+
     def _repr_html_(self) -> str:
         from .report import html
         return html(self)
