@@ -81,8 +81,7 @@ def show_run(folder: str | os.PathLike) -> Shown:
     """A run folder: its name, its last line (as ``mlp-train`` ends) and every figure it holds,
     embedded. The folder is named as given, so a notebook shows no path of the machine it ran on
     beyond it. DataError when it is no run folder."""
-    from .config import load_config
-    from .results.compare import load_summary
+    from .results.compare import load_summary, read_configs
     from .runs.finish import final_line
     from .runs.folder import RUN_FILES
 
@@ -93,7 +92,8 @@ def show_run(folder: str | os.PathLike) -> Shown:
     if summary is None:
         line = "unfinished: no summary.json yet (running, or stopped before its end)"
     else:
-        monitor = load_config(folder / "config.yaml").training.early_stopping.monitor
+        # read as mlp-runs reads it: a run whose data has moved since is still shown
+        monitor = read_configs([folder])[0].get("training.early_stopping.monitor", "val_loss")
         line = f"{summary.get('status', 'unfinished')}: {final_line(summary, folder, monitor)}"
     figures = [show_figure(folder / name) for name in RUN_FILES
                if name.endswith(".png") and (folder / name).is_file()]

@@ -13,7 +13,7 @@ import pytest
 
 from mlp_manual.config import load_config
 from mlp_manual.core import Linear, Model, Tanh
-from mlp_manual.errors import DataError
+from mlp_manual.errors import ConfigError, DataError
 from mlp_manual.notebook import Figure, show_example, show_explain, show_figure, show_model, show_run
 from mlp_manual.runs.run import train_run
 
@@ -49,6 +49,18 @@ def test_a_run_without_its_summary_is_unfinished_and_a_folder_without_config_is_
     assert "unfinished: no summary.json yet" in str(show_run(partial))
     with pytest.raises(DataError, match="not a run folder"):
         show_run(tmp_path)
+
+
+def test_a_run_whose_config_this_version_would_refuse_is_shown_all_the_same(xor_run, tmp_path):
+    """Its config.yaml is read as mlp-runs reads it, not validated: one written by another
+    version (a key this one does not know) still shows its run."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "config.yaml").write_text((xor_run / "config.yaml").read_text() + "a_later_key: 1\n")
+    (other / "summary.json").write_bytes((xor_run / "summary.json").read_bytes())
+    with pytest.raises(ConfigError):
+        load_config(other / "config.yaml")
+    assert str(show_run(other)).startswith("other: completed: best train_loss")
 
 
 def test_a_figure_is_a_png_inline_and_anything_else_a_data_error(xor_run, tmp_path):
