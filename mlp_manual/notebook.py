@@ -190,5 +190,5 @@ def page_frame(page: str, title: str, height: int = PAGE_HEIGHT) -> Shown:
     (no same origin, no forms, no pop-ups, no navigation of the notebook)."""
     frame = (f'<iframe srcdoc="{html.escape(page, quote=True)}" sandbox="allow-scripts" '
              f'title="{html.escape(title, quote=True)}" '
-             f'style="width:100%;height:{int(height)}px;border:1px solid #ddd"></iframe>')
+             f'style="box-sizing:border-box;width:100%;height:{int(height)}px;border:1px solid #ddd"></iframe>')
     return Shown(frame, f"{title} (a page that steps through the pass: shown in a notebook)")
