@@ -22,8 +22,9 @@ FIXED = [(2, 2, 4), (4, 3, 8), (8, 4, 16)]  # N, E, H: the first a name's first 
 
 def cases(seed: int) -> list[Case]:
     shape_rng = np.random.default_rng([seed, 1])
-    shapes = FIXED + [(int(shape_rng.integers(9, 33)), int(shape_rng.integers(4, 11)), int(shape_rng.integers(16, 65)))
-                      for _ in range(2)]
+    drawn = [(int(shape_rng.integers(9, 33)), int(shape_rng.integers(4, 11)), int(shape_rng.integers(16, 65)))
+             for _ in range(2)]
+    shapes = FIXED + sorted(drawn, key=np.prod)  # smallest first
     rng = np.random.default_rng(seed)
     found = []
     for i, (n, e, h) in enumerate(shapes):

@@ -31,9 +31,11 @@ V = 27 characters ('.' ends a name, then a..z).
 The batch variance divides by N, as mlp_manual.core.BatchNorm1d normalises (makemore's lecture
 divides by N - 1, Bessel's correction; the backward must follow whichever the forward used).
 
-Backward (yours): return a dict with the gradient of the loss with respect to every
-intermediate and every parameter, named 'd' + its name: dlogprobs, dprobs, dcounts_sum_inv, ...,
-dW1, db1, demb, dC. Each has the shape of what it is the gradient of. Go from the loss back, one
+Backward (yours): the gradient of the loss with respect to every intermediate and every
+parameter, named 'd' + its name: dlogprobs, dprobs, dcounts_sum_inv, ..., dW1, db1, demb, dC,
+each shaped like what it is the gradient of. ``backward`` (given) gathers them from four parts,
+each yours: ``loss_backward`` (the loss back to dlogits), ``output_layer_backward`` (to dhpreact),
+``batchnorm_backward`` (to dhprebn) and ``first_layer_backward`` (to dC). Go from the loss back, one
 forward line at a time. Where a value feeds two lines (counts, bndiff, hprebn), its gradient is
 the sum of both paths; where the forward broadcast a (N, 1) column or a (1, H) row, the backward
 sums over the axis it was broadcast along.
@@ -82,15 +84,20 @@ def forward(params: dict, Xb: np.ndarray, Yb: np.ndarray) -> dict:
 
 def backward(cache: dict) -> dict:
     """The gradient of the loss with respect to every intermediate and parameter of ``cache``
-    (what ``forward`` returned), keyed 'd' + its name, each shaped like what it is the gradient of."""
-    Xb, Yb = cache["Xb"], cache["Yb"]
-    C, W1, bngain, W2 = cache["C"], cache["W1"], cache["bngain"], cache["W2"]
-    emb, embcat, bndiff, bnvar, bnvar_inv, bnraw = (cache[k] for k in ("emb", "embcat", "bndiff", "bnvar",
-                                                                         "bnvar_inv", "bnraw"))
-    hpreact, h, logits, counts, counts_sum, counts_sum_inv, probs, logprobs = (
-        cache[k] for k in ("hpreact", "h", "logits", "counts", "counts_sum", "counts_sum_inv", "probs", "logprobs"))
-    n = Xb.shape[0]
+    (what ``forward`` returned), keyed 'd' + its name, each shaped like what it is the gradient
+    of: the four parts of the network below, from the loss back."""
+    grads = loss_backward(cache)
+    grads.update(output_layer_backward(cache, grads["dlogits"]))
+    grads.update(batchnorm_backward(cache, grads["dhpreact"]))
+    grads.update(first_layer_backward(cache, grads["dhprebn"]))
+    return grads
 
+
+def loss_backward(cache: dict) -> dict:
+    """From the loss back to the logits, through the softmax written out line by line."""
+    Yb, logits, logprobs, probs = cache["Yb"], cache["logits"], cache["logprobs"], cache["probs"]
+    counts, counts_sum, counts_sum_inv = cache["counts"], cache["counts_sum"], cache["counts_sum_inv"]
+    n = Yb.shape[0]
     # >>> write here: dlogprobs, dprobs, dcounts_sum_inv, dcounts_sum, dcounts, dnorm_logits, dlogit_maxes, dlogits
     # fwd: loss = -logprobs[range(N), Yb].mean()  =>  -1/N at each picked entry
     dlogprobs = np.zeros_like(logprobs)  # (N, V)
@@ -112,7 +119,13 @@ def backward(cache: dict) -> dict:
     # fwd: logit_maxes = logits.max(1, keepdims=True)  =>  only the largest logit of a row gets it
     dlogits[range(n), logits.argmax(1)] += dlogit_maxes[:, 0]
     # <<<
+    return dict(dlogprobs=dlogprobs, dprobs=dprobs, dcounts_sum_inv=dcounts_sum_inv, dcounts_sum=dcounts_sum,
+                dcounts=dcounts, dnorm_logits=dnorm_logits, dlogit_maxes=dlogit_maxes, dlogits=dlogits)
 
+
+def output_layer_backward(cache: dict, dlogits: np.ndarray) -> dict:
+    """From dlogits (N, V) back through logits = h @ W2 + b2 and h = tanh(hpreact)."""
+    h, hpreact, W2 = cache["h"], cache["hpreact"], cache["W2"]
     # >>> write here: dh, dW2, db2 and dhpreact
     # fwd: logits = h @ W2 + b2
     dh = dlogits @ W2.T  # (N, H)
@@ -121,7 +134,13 @@ def backward(cache: dict) -> dict:
     # fwd: h = tanh(hpreact)
     dhpreact = (1.0 - h**2) * dh  # (N, H)
     # <<<
+    return dict(dh=dh, dW2=dW2, db2=db2, dhpreact=dhpreact)
 
+
+def batchnorm_backward(cache: dict, dhpreact: np.ndarray) -> dict:
+    """From dhpreact (N, H) back through batch norm, line by line, to hprebn."""
+    bngain, bndiff, bnvar, bnvar_inv, bnraw = (cache[k] for k in ("bngain", "bndiff", "bnvar", "bnvar_inv", "bnraw"))
+    n = bndiff.shape[0]
     # >>> write here: dbngain, dbnbias, dbnraw, dbnvar_inv, dbnvar, dbndiff2, dbndiff, dbnmeani and dhprebn
     # fwd: hpreact = bngain * bnraw + bnbias
     dbngain = (bnraw * dhpreact).sum(0)  # (H,)
@@ -142,7 +161,13 @@ def backward(cache: dict) -> dict:
     # fwd: bnmeani = hprebn.mean(0, keepdims=True)
     dhprebn += (1.0 / n) * np.ones_like(dhprebn) * dbnmeani
     # <<<
+    return dict(dbngain=dbngain, dbnbias=dbnbias, dbnraw=dbnraw, dbnvar_inv=dbnvar_inv, dbnvar=dbnvar,
+                dbndiff2=dbndiff2, dbndiff=dbndiff, dbnmeani=dbnmeani, dhprebn=dhprebn)
 
+
+def first_layer_backward(cache: dict, dhprebn: np.ndarray) -> dict:
+    """From dhprebn (N, H) back through hprebn = embcat @ W1 + b1 and the embedding to C."""
+    Xb, C, W1, emb, embcat = cache["Xb"], cache["C"], cache["W1"], cache["emb"], cache["embcat"]
     # >>> write here: dembcat, dW1, db1, demb and dC
     # fwd: hprebn = embcat @ W1 + b1
     dembcat = dhprebn @ W1.T  # (N, T*E)
@@ -154,9 +179,4 @@ def backward(cache: dict) -> dict:
     dC = np.zeros_like(C)  # (V, E)
     np.add.at(dC, Xb, demb)
     # <<<
-
-    return dict(dlogprobs=dlogprobs, dprobs=dprobs, dcounts_sum_inv=dcounts_sum_inv, dcounts_sum=dcounts_sum,
-                dcounts=dcounts, dnorm_logits=dnorm_logits, dlogit_maxes=dlogit_maxes, dlogits=dlogits, dh=dh,
-                dW2=dW2, db2=db2, dhpreact=dhpreact, dbngain=dbngain, dbnbias=dbnbias, dbnraw=dbnraw,
-                dbnvar_inv=dbnvar_inv, dbnvar=dbnvar, dbndiff2=dbndiff2, dbndiff=dbndiff, dbnmeani=dbnmeani,
-                dhprebn=dhprebn, dembcat=dembcat, dW1=dW1, db1=db1, demb=demb, dC=dC)
+    return dict(dembcat=dembcat, dW1=dW1, db1=db1, demb=demb, dC=dC)
