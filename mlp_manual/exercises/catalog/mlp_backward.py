@@ -66,7 +66,8 @@ def _assigned(v, g, n):
 
 
 N_OF = {"n": lambda case: len(case["Yb"])}
-LOOK_LOSS = "dlogprobs: loss = -logprobs[range(N), Yb].mean() is a mean over N rows: -1/N at [range(N), Yb], 0 elsewhere"
+LOOK_LOSS = ("dlogprobs: loss = -logprobs[range(N), Yb].mean() is a mean over N rows: -1/N at [range(N), Yb], "
+             "0 elsewhere")
 LOOK_PROBS = "dprobs: the derivative of log(p) is 1/p: dprobs = (1.0 / probs) * dlogprobs"
 LOOK_CSI = ("dcounts_sum_inv: in probs = counts * counts_sum_inv the (N, 1) column is broadcast along the V columns, "
             "so its gradient sums over them: (counts * dprobs).sum(1, keepdims=True), shape (N, 1)")
@@ -76,7 +77,8 @@ LOOK_LIN2 = "logits = h @ W2 + b2: dW2 = h.T @ dlogits (H, V), db2 = dlogits.sum
 LOOK_TANH = "dhpreact: tanh'(x) = 1 - tanh(x)**2, and tanh(hpreact) is h: dhpreact = (1.0 - h**2) * dh"
 LOOK_BN = ("batch norm: bndiff feeds bndiff2 and bnraw, hprebn feeds bnmeani and bndiff; each gets the sum of "
            "both paths: dbndiff = bnvar_inv * dbnraw + 2 * bndiff * dbndiff2; dhprebn = dbndiff + dbnmeani / N")
-LOOK_VAR = "dbndiff2: bnvar = bndiff2.sum(0, keepdims=True) / N, so dbndiff2 = (1/N) * ones * dbnvar (this forward's 1/N)"
+LOOK_VAR = ("dbndiff2: bnvar = bndiff2.sum(0, keepdims=True) / N, so dbndiff2 = (1/N) * ones * dbnvar "
+            "(this forward's 1/N)")
 LOOK_LIN1 = "hprebn = embcat @ W1 + b1: dW1 = embcat.T @ dhprebn, db1 = dhprebn.sum(0) (H,)"
 LOOK_EMB = ("dC: emb = C[Xb] picks a row of C once per occurrence; a character picked k times gets the sum of its k "
             "gradients: np.add.at(dC, Xb, demb) (dC[Xb] = demb or dC[Xb] += demb keeps only one of them)")
