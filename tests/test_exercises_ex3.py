@@ -95,3 +95,18 @@ def test_batch_norm_s_inner_steps_add_up_to_the_core_s_input_gradient():
         n = len(case["Yb"])
         np.testing.assert_allclose(g["dbndiff"] + g["dbnmeani"] / n, g["dhprebn"], rtol=1e-9, atol=1e-14)
         np.testing.assert_allclose(g["dlogit_maxes"], 0.0)
+
+
+def test_mistakes_in_several_steps_are_each_named_judged_from_the_students_own_earlier_tensors(tmp_path):
+    edits = [("= -1.0 / n", "= -1.0"), ("dhpreact = (1.0 - h**2) * dh", "dhpreact = dh"),
+             ("db1 = dhprebn.sum(0)", "db1 = dhprebn"), ("np.add.at(dC, Xb, demb)", "dC[Xb] = demb")]
+    report = check(NAME, load(edited(edits), tmp_path))
+    assert report.named == ["missing_1_over_n", "tanh_derivative_missing", "db1_not_summed",
+                            "embedding_not_accumulated"], str(report)
+    assert [f.tensor for f in report.findings if not f.inherited] == ["dlogprobs", "dhpreact", "db1", "dC"]
+
+
+def test_an_exercise_without_local_judging_reports_no_inherited_tensor(tmp_path):
+    text = solution(find("linear")).replace("x.T @ dout  #", "dout.T @ x  #")
+    report = check("linear", load(text, tmp_path, "linear"))
+    assert report.named == ["transposed"] and not any(f.inherited for f in report.findings)
