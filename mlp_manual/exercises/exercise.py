@@ -51,7 +51,11 @@ class Exercise:
     ``numeric(case)`` (or None): the expected tensors, by the core and by central differences;
     ``run(entry, case, call)``: the student's tensors, calling their code through
     ``call(what, fn, *args)``; ``mistakes``: what it can name; ``hints``: one more each time;
-    ``layer``: the core layer type the student's class replaces in ``check --train``, if any."""
+    ``layer``: the core layer type the student's class replaces in ``check --train``, if any;
+    ``local(case, yours)`` (or None), for an exercise whose tensors are the steps of one chain:
+    each tensor as computed from the student's OWN earlier tensors, so that every step is judged
+    alone, a tensor wrong only through an earlier one is not blamed, and each mistake is matched
+    against what its own step should have given."""
 
     name: str
     title: str
@@ -64,6 +68,7 @@ class Exercise:
     mistakes: tuple[Mistake, ...] = ()
     hints: tuple[str, ...] = ()
     layer: str | None = None
+    local: Callable[[Case, dict], dict] | None = None
 
     @property
     def file(self) -> str:

@@ -6,6 +6,11 @@ A mistake is named only when it explains the student's tensor on every case: whe
 changes the answer the student's tensor equals the mistake's, and where it does not the student's
 equals the reference. A correct answer therefore never has a mistake named, and one mistake
 mixed with another is left unnamed rather than misnamed.
+
+An exercise that is a chain of steps (``Exercise.local``) is judged step by step as well: a
+tensor that is right when computed from the student's own earlier tensors is wrong only through
+them, and is reported as such, never named; a mistake is matched against what its own step
+should have given from the student's earlier tensors.
 """
 
 from dataclasses import dataclass, field
@@ -41,7 +46,8 @@ class TensorRow:
 @dataclass(frozen=True)
 class Finding:
     """A wrong tensor: the smallest ``case`` where it shows, the student's and the expected values
-    there, and the ``mistake`` it matches (None when none does)."""
+    there, and the ``mistake`` it matches (None when none does); ``inherited``: right when
+    computed from the student's own earlier tensors (``Exercise.local``), so wrong only through them."""
 
     tensor: str
     case: Case
@@ -49,6 +55,7 @@ class Finding:
     expected: np.ndarray
     comparison: Comparison
     mistake: Mistake | None
+    inherited: bool = False
 
 
 @dataclass
@@ -130,14 +137,19 @@ def _worst(comparisons: list[Comparison]) -> Comparison:
 
 def findings_of(ex: Exercise, runs: list[tuple[Case, dict, dict, dict | None]]) -> list[Finding]:
     """A finding for each wrong tensor, at the smallest case where it shows."""
+    steps = [ex.local(c, y) for c, y, _, _ in runs] if ex.local else None
     found = []
     for name in ex.tensors:
         wrong = [(c, y[name], e[name]) for c, y, e, _ in runs if not compare(y[name], e[name], RTOL_CORE).ok]
         if not wrong:
             continue
         case, yours, expected = min(wrong, key=lambda w: w[0].size)
+        judged, inherited = runs, False
+        if steps is not None:
+            inherited = all(compare(y[name], s[name], RTOL_CORE).ok for (_, y, _, _), s in zip(runs, steps))
+            judged = [(c, y, {**s, **y, name: s[name]}, n) for (c, y, _, n), s in zip(runs, steps)]
         found.append(Finding(name, case, yours, expected, compare(yours, expected, RTOL_CORE),
-                             match_mistake(ex, name, runs)))
+                             None if inherited else match_mistake(ex, name, judged), inherited))
     return found
 
 

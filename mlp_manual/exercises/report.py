@@ -20,7 +20,8 @@ def text(report: Report) -> str:
         widths = [max(len(row[i]) for row in table) for i in range(4)]
         lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths + [0])).rstrip() for row in table]
     for f in report.findings:
-        lines += _finding(f)
+        lines += [] if f.inherited else _finding(f)
+    lines += _inherited(report)
     if report.problem:
         on = f" (case {report.problem_case.label})" if report.problem_case else ""
         lines.append(f"  stopped{on}: {report.problem}")
@@ -34,6 +35,15 @@ def _closing(report: Report) -> str:
     wrong = len(report.findings)
     said = f"{wrong} of {len(report.rows)} tensors wrong" if wrong else "not checked to the end"
     return f"FAIL {report.exercise.name}: {said} (hint: mlp-exercise hint {report.exercise.name})"
+
+
+def _inherited(report: Report) -> list[str]:
+    """One line for the tensors wrong only through an earlier wrong tensor (Exercise.local)."""
+    names = [f.tensor for f in report.findings if f.inherited]
+    if not names:
+        return []
+    return [f"  wrong only through the wrong tensors before them (each is right computed from your own earlier "
+            f"tensors): {', '.join(names)}"]
 
 
 def _finding(f: Finding) -> list[str]:
@@ -79,7 +89,9 @@ def html(report: Report) -> str:
                     f"<td><b>{'ok' if r.vs_core.ok else 'WRONG'}</b></td></tr>")
     notes = []
     for f in report.findings:
-        notes.append("<li>" + "<br>".join(esc(line.strip()) for line in _finding(f)) + "</li>")
+        if not f.inherited:
+            notes.append("<li>" + "<br>".join(esc(line.strip()) for line in _finding(f)) + "</li>")
+    notes += [f"<li>{esc(line.strip())}</li>" for line in _inherited(report)]
     if report.problem:
         notes.append(f"<li>stopped: {esc(report.problem)}</li>")
     table = ("<table><thead><tr><th>tensor</th><th>shape</th><th>against the core</th>"

@@ -4,9 +4,9 @@ which the scaffold is cut (exercises/files.py)."""
 
 from ...errors import ExerciseError, did_you_mean
 from ..exercise import Exercise
-from . import linear
+from . import linear, mlp_backward
 
-EXERCISES: tuple[Exercise, ...] = tuple(m.EXERCISE for m in (linear,))
+EXERCISES: tuple[Exercise, ...] = tuple(m.EXERCISE for m in (linear, mlp_backward))
 
 
 def find(name: str) -> Exercise:
