@@ -4,9 +4,9 @@ which the scaffold is cut (exercises/files.py)."""
 
 from ...errors import ExerciseError, did_you_mean
 from ..exercise import Exercise
-from . import linear
+from . import linear, relu, sigmoid, tanh
 
-EXERCISES: tuple[Exercise, ...] = tuple(m.EXERCISE for m in (linear,))
+EXERCISES: tuple[Exercise, ...] = tuple(m.EXERCISE for m in (linear, relu, tanh, sigmoid))
 
 
 def find(name: str) -> Exercise:
