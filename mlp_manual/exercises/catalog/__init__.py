@@ -4,9 +4,9 @@ which the scaffold is cut (exercises/files.py)."""
 
 from ...errors import ExerciseError, did_you_mean
 from ..exercise import Exercise
-from . import linear, relu, sigmoid, tanh
+from . import batchnorm, layernorm, linear, relu, sigmoid, tanh
 
-EXERCISES: tuple[Exercise, ...] = tuple(m.EXERCISE for m in (linear, relu, tanh, sigmoid))
+EXERCISES: tuple[Exercise, ...] = tuple(m.EXERCISE for m in (linear, relu, tanh, sigmoid, layernorm, batchnorm))
 
 
 def find(name: str) -> Exercise:
