@@ -4,9 +4,10 @@ which the scaffold is cut (exercises/files.py)."""
 
 from ...errors import ExerciseError, did_you_mean
 from ..exercise import Exercise
-from . import batchnorm, layernorm, linear, relu, sigmoid, tanh
+from . import batchnorm, dropout, embedding, layernorm, linear, relu, residual, sigmoid, tanh
 
-EXERCISES: tuple[Exercise, ...] = tuple(m.EXERCISE for m in (linear, relu, tanh, sigmoid, layernorm, batchnorm))
+EXERCISES: tuple[Exercise, ...] = tuple(m.EXERCISE for m in (linear, relu, tanh, sigmoid, layernorm, batchnorm, dropout,
+                                                                embedding, residual))
 
 
 def find(name: str) -> Exercise:

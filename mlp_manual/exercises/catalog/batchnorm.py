@@ -51,7 +51,7 @@ EXERCISE = layer_exercise(
     cases=cases, core=lambda case: BatchNorm1d(case["x"].shape[1], eps=EPS, dtype=np.float64),
     build=lambda cls, case, call: call("BatchNorm1d(...)",
                                        lambda: cls(case["x"].shape[1], eps=EPS, dtype=np.float64)),
-    params=("gamma", "beta"), layer="batchnorm",
+    params=("gamma", "beta"),
     mistakes=(
         predicting("missing_mean_and_variance_paths", "dx", "dx = dxhat * rstd misses the paths through the mean "
                    "and the variance: both are computed from every row of x, so each x also moves them", LOOK_DX,
