@@ -8,7 +8,7 @@ import numpy as np
 
 from ...core import Embedding
 from ..exercise import Case
-from .layer_exercise import ladder, layer_exercise
+from .layer_exercise import index_layer_exercise, ladder
 from .mistakes import predicting, wrong_sign
 
 LOOK_DW = ("self.grads['W']: each position (n, t) adds its slice dout[n, t*E:(t+1)*E] to row x[n, t] of dW; "
@@ -49,9 +49,9 @@ def _build(cls, case, call):
                                                dtype=np.float64))
 
 
-EXERCISE = layer_exercise(
+EXERCISE = index_layer_exercise(
     "embedding", "out = W[x] side by side: write dW (x is indices: no dx)", "Embedding",
-    cases=cases, core=_core, build=_build, params=("W",), with_dx=False, layer="embedding",
+    cases=cases, core=_core, build=_build, params=("W",), layer="embedding",
     mistakes=(
         predicting("repeated_rows_overwritten", "dW", "dW keeps only one gradient for a row picked more than "
                    "once: `dW[x] = ...` assigns, and `dW[x] += ...` with a fancy index also writes each row "

@@ -16,12 +16,21 @@ from ..student import as_tensor
 EPS = 1e-6
 
 
-def layer_exercise(name: str, title: str, entry: str, *, cases, core, build, params=(), with_dx=True,
-                   **more) -> Exercise:
+def layer_exercise(name: str, title: str, entry: str, *, cases, core, build, params=(), **more) -> Exercise:
     """An Exercise on a layer class ``entry``: ``core(case)`` makes the core layer, ``build(cls,
     case, call)`` the student's (both before their parameters are set from the case); ``params``
-    names the parameters; ``with_dx`` False: x has no gradient (integer indices), backward's
-    return is not compared; ``more``: the Exercise's mistakes, hints, layer."""
+    names the parameters; ``more``: the Exercise's mistakes, hints, layer."""
+    return _exercise(name, title, entry, cases, (core, build), params, True, more)
+
+
+def index_layer_exercise(name: str, title: str, entry: str, *, cases, core, build, params=(), **more) -> Exercise:
+    """``layer_exercise`` for a layer whose ``x`` holds integer indices (the embedding): x has no
+    gradient, so backward's return is not compared and there is no ``dx``."""
+    return _exercise(name, title, entry, cases, (core, build), params, False, more)
+
+
+def _exercise(name, title, entry, cases, layers, params, with_dx: bool, more: dict) -> Exercise:
+    core, build = layers
     tensors = ("out",) + ("dx",) * with_dx + tuple(f"d{k}" for k in params)
 
     def reference(case: Case) -> dict:
