@@ -11,6 +11,7 @@ PLANTED = [
     ("bessel_mismatch", [("np.ones_like(bndiff2) / n * dbnvar", "np.ones_like(bndiff2) / (n - 1) * dbnvar")]),
     ("bessel_mismatch", [("np.ones_like(bndiff2) / n * dbnvar", "1 / (n - 1) * np.ones_like(bndiff2) * dbnvar")]),
     ("wrong_sign", [("        return dx\n", "        return -dx\n")]),
+    ("dbndiff_aliased", [("dx = dbndiff.copy()", "dx = dbndiff")]),
     ("not_summed_over_batch", [("(dout * bnraw).sum(0)  #", "dout * bnraw  #")]),
     ("wrong_sign", [("(dout * bnraw).sum(0)  #", "-(dout * bnraw).sum(0)  #")]),
     ("not_summed_over_batch", [('self.grads["beta"] = dout.sum(0)', 'self.grads["beta"] = dout')]),

@@ -20,9 +20,10 @@ Backward (yours): given dout = dL/dout (N, D), set
     and return dx = dL/dx             (N, D)
 
 going back up the forward one line at a time: dbnraw, dbnvar_inv, dbnvar, dbndiff2, dbndiff,
-dbnmeani, dx. Each gradient has the shape of its variable. Where a (D,) variable was broadcast
-over the N rows, its gradient sums over them; where a variable is used twice (bndiff), its
-gradient is the sum of both uses.
+dbnmeani, dx (the check compares each one, from self.intermediate_grads: keep the names). Each
+gradient has the shape of its variable. Where a (D,) variable was broadcast over the N rows,
+its gradient sums over them; where a variable is used twice (bndiff), its gradient is the sum
+of both uses.
 
 Check it with `mlp-exercise check batchnorm`.
 """
@@ -42,7 +43,7 @@ class BatchNorm1d(Layer):
         self.params["gamma"] = np.ones(features, dtype=dtype)  # (D,)
         self.params["beta"] = np.zeros(features, dtype=dtype)  # (D,)
         self.grads = {k: np.zeros_like(v) for k, v in self.params.items()}
-        self.cache = None
+        self.cache = self.intermediate_grads = None
 
     def forward(self, x):
         n = x.shape[0]
@@ -58,7 +59,7 @@ class BatchNorm1d(Layer):
     def backward(self, dout):
         bndiff, bndiff2, bnvar, bnvar_inv, bnraw = self.cache
         n = dout.shape[0]
-        # >>> write here: self.grads["gamma"], self.grads["beta"], each intermediate's gradient, and return dx
+        # >>> write here: self.grads["gamma"], self.grads["beta"], dbnraw, dbnvar_inv, dbnvar, dbndiff2, dbndiff, dbnmeani, dx
         # fwd: out = gamma * bnraw + beta
         self.grads["gamma"] = (dout * bnraw).sum(0)  # (D,)
         self.grads["beta"] = dout.sum(0)  # (D,)
@@ -77,5 +78,7 @@ class BatchNorm1d(Layer):
         dx = dbndiff.copy()  # (N, D)
         # fwd: bnmeani = x.sum(0) / n
         dx += np.ones_like(dx) / n * dbnmeani  # (N, D)
-        return dx
         # <<<
+        self.intermediate_grads = {"dbnraw": dbnraw, "dbnvar_inv": dbnvar_inv, "dbnvar": dbnvar,
+                                   "dbndiff2": dbndiff2, "dbndiff": dbndiff, "dbnmeani": dbnmeani}  # checked each
+        return dx
