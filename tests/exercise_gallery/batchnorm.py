@@ -16,6 +16,8 @@ PLANTED = [
     ("wrong_sign", [("(dout * bnraw).sum(0)  #", "-(dout * bnraw).sum(0)  #")]),
     ("not_summed_over_batch", [('self.grads["beta"] = dout.sum(0)', 'self.grads["beta"] = dout')]),
     ("wrong_sign", [('self.grads["beta"] = dout.sum(0)', 'self.grads["beta"] = -dout.sum(0)')]),
+    ("extra_1_over_n", [('(dout * bnraw).sum(0)  #', '(dout * bnraw).mean(0)  #')]),
+    ("extra_1_over_n", [('self.grads["beta"] = dout.sum(0)', 'self.grads["beta"] = dout.mean(0)')]),
 ]
 
 CORRECT = [

@@ -13,6 +13,8 @@ PLANTED = [
     ("not_summed_over_batch", [('self.grads["beta"] = dout.sum(axis=0)', 'self.grads["beta"] = dout')]),
     ("not_summed_over_batch", [('self.grads["beta"] = dout.sum(axis=0)', 'self.grads["beta"] = dout.copy()')]),
     ("wrong_sign", [('self.grads["beta"] = dout.sum(axis=0)', 'self.grads["beta"] = -dout.sum(axis=0)')]),
+    ("extra_1_over_n", [('(dout * xhat).sum(axis=0)  #', '(dout * xhat).mean(axis=0)  #')]),
+    ("extra_1_over_n", [('self.grads["beta"] = dout.sum(axis=0)', 'self.grads["beta"] = dout.mean(axis=0)')]),
 ]
 
 CORRECT = [

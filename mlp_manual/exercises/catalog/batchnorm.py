@@ -17,7 +17,7 @@ from ..exercise import Case, Mistake
 from ..student import WrongAnswer, as_tensor
 from .layer_exercise import EPS as NUMERIC_EPS
 from .layer_exercise import draw, ladder, layer_exercise
-from .mistakes import predicting, wrong_sign
+from .mistakes import extra_one_over_n, predicting, wrong_sign
 
 EPS = 1e-5
 LOOK_DX = ("the return value, built from dbndiff (both uses of bndiff: dbnraw * bnvar_inv and 2 * bndiff * "
@@ -133,9 +133,11 @@ EXERCISE = layer_exercise(
         predicting("not_summed_over_batch", "dgamma", "dgamma is not summed over the batch: every row uses gamma, "
                    "so its gradient adds up the N rows", LOOK_DGAMMA, lambda c: c["dout"] * _parts(c)[0]),
         wrong_sign("dgamma", LOOK_DGAMMA),
+        extra_one_over_n("dgamma", LOOK_DGAMMA),
         predicting("not_summed_over_batch", "dbeta", "dbeta is not summed over the batch: every row adds beta, "
                    "so its gradient adds up the N rows", LOOK_DBETA, lambda c: c["dout"]),
         wrong_sign("dbeta", LOOK_DBETA),
+        extra_one_over_n("dbeta", LOOK_DBETA),
         predicting("missing_variance_path", "dbndiff", "dbndiff has only its first use (bnvar_inv * dbnraw): "
                    "bndiff is used twice, in bnraw and in bndiff2, so add 2 * bndiff * dbndiff2", LOOK_DBNDIFF,
                    lambda c: _parts(c)[1] * _parts(c)[2]),

@@ -9,7 +9,7 @@ import numpy as np
 from ...core import LayerNorm
 from ..exercise import Case
 from .layer_exercise import draw, ladder, layer_exercise
-from .mistakes import predicting, wrong_sign
+from .mistakes import extra_one_over_n, predicting, wrong_sign
 
 EPS = 1e-5
 LOOK_DX = ("the return value: dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), the means over "
@@ -66,9 +66,11 @@ EXERCISE = layer_exercise(
         predicting("not_summed_over_batch", "dgamma", "dgamma is not summed over the batch: every row uses gamma, "
                    "so its gradient adds up the N rows", LOOK_DGAMMA, lambda c: c["dout"] * _parts(c)[0]),
         wrong_sign("dgamma", LOOK_DGAMMA),
+        extra_one_over_n("dgamma", LOOK_DGAMMA),
         predicting("not_summed_over_batch", "dbeta", "dbeta is not summed over the batch: every row adds beta, "
                    "so its gradient adds up the N rows", LOOK_DBETA, lambda c: c["dout"]),
         wrong_sign("dbeta", LOOK_DBETA),
+        extra_one_over_n("dbeta", LOOK_DBETA),
     ),
     hints=(
         "Split it: out = gamma * xhat + beta gives dgamma, dbeta and dxhat = dout * gamma. Then xhat = (x - mean) "

@@ -26,12 +26,13 @@ def cases(seed: int) -> list[Case]:
         arrays["x"].flat[0] = 0.0  # every case has a kink
         found.append(Case(f"N={n}, D={d}", n * d, arrays))
     found.insert(0, Case("N=1, D=3, no zero", 3, draw(rng, x=(1, 3), dout=(1, 3))))
+    found.append(Case("N=3, D=4, no zero", 12, draw(rng, x=(3, 4), dout=(3, 4))))
     return found
 
 
 def _numeric_away_from_kinks(numeric):
     """Central differences say nothing at x == 0 (the one-sided slopes are 0 and 1): they are
-    only taken on the case without an exact zero."""
+    only taken on the cases without an exact zero."""
     def at(case: Case):
         return numeric(case) if not (case["x"] == 0).any() else None
     return at
