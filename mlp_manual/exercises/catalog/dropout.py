@@ -39,10 +39,15 @@ def _kept(case: Case) -> np.ndarray:
 
 
 def cases(seed: int) -> list[Case]:
+    """Each case's layers draw from a generator seeded with its ``seed``; ``kept`` (1 where a unit
+    is kept) is there for the report, the layers draw their own."""
     shapes = ladder(seed, [(1, 4), (2, 3), (3, 4), (4, 5)])
     rng = np.random.default_rng(seed)
-    return [Case(f"N={n}, D={d}", n * d, {**draw(rng, x=(n, d), dout=(n, d)), "seed": 1000 * seed + i})
-            for i, (n, d) in enumerate(shapes)]
+    found = []
+    for i, (n, d) in enumerate(shapes):
+        inputs = {**draw(rng, x=(n, d), dout=(n, d)), "seed": 1000 * seed + i}
+        found.append(Case(f"N={n}, D={d}, p={P}", n * d, {**inputs, "kept": _kept(Case("", 0, inputs)) * 1.0}))
+    return found
 
 
 EXERCISE = layer_exercise(
