@@ -144,20 +144,18 @@ def test_a_damaged_progress_file_is_one_line(tmp_path):
 
 
 def test_check_train_trains_moons_with_the_students_own_layers(tmp_path):
-    for ex in EXERCISES:
-        if ex.layer:
-            plant(tmp_path, "", "", ex.name)
+    for name in ("linear", "relu"):
+        plant(tmp_path, "", "", name)
     out = mlp_exercise(tmp_path, "check", "--train")
     assert out.returncode == 0, out.stdout + out.stderr
     last = out.stdout.splitlines()[-1]
-    assert last.startswith("PASS train: your ") and "test accuracy on moons (pass at 95%)" in last
+    assert last.startswith("PASS train: your linear and relu layers reach ") and "test accuracy on moons (pass at 95%)" in last
     assert float(last.split("reach ")[1].split("%")[0]) >= 95
 
 
 def test_check_train_refuses_layers_that_fail_their_check(tmp_path):
-    for ex in EXERCISES:
-        if ex.layer:
-            plant(tmp_path, "", "", ex.name)
+    for name in ("linear", "relu"):
+        plant(tmp_path, "", "", name)
     plant(tmp_path, "x.T @ dout  #", "dout.T @ x  #")
     out = mlp_exercise(tmp_path, "check", "--train")
     assert out.returncode == 1 and "dW is transposed" in out.stdout

@@ -24,13 +24,18 @@ TARGET = 0.95
 
 
 def student_layers(folder: Path) -> dict[str, Path]:
-    """The core layer type each of the student's layer exercises replaces -> their file."""
-    return {ex.layer: folder / ex.file for ex in EXERCISES if ex.layer}
+    """The layer types of the moons config that a layer exercise replaces -> the student's file."""
+    used = {layer if isinstance(layer, str) else layer["type"] for layer in _moons()["model"]["layers"]}
+    return {ex.layer: folder / ex.file for ex in EXERCISES if ex.layer in used}
+
+
+def _moons() -> dict:
+    return yaml.safe_load(resources.files(__package__).joinpath("moons.yaml").read_text(encoding="utf-8"))
 
 
 def config_with(layers: dict[str, Path]) -> dict:
     """The moons config with each layer type the student wrote replaced by theirs."""
-    config = yaml.safe_load(resources.files(__package__).joinpath("moons.yaml").read_text(encoding="utf-8"))
+    config = _moons()
     swapped = []
     for layer in config["model"]["layers"]:
         kind = layer if isinstance(layer, str) else layer["type"]

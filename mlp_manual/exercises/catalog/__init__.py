@@ -4,9 +4,10 @@ which the scaffold is cut (exercises/files.py)."""
 
 from ...errors import ExerciseError, did_you_mean
 from ..exercise import Exercise
-from . import linear, mlp_backward
+from . import batchnorm, dropout, embedding, layernorm, linear, mlp_backward, relu, residual, sigmoid, tanh
 
-EXERCISES: tuple[Exercise, ...] = tuple(m.EXERCISE for m in (linear, mlp_backward))
+EXERCISES: tuple[Exercise, ...] = tuple(m.EXERCISE for m in (
+    linear, relu, tanh, sigmoid, layernorm, batchnorm, dropout, embedding, residual, mlp_backward))
 
 
 def find(name: str) -> Exercise:

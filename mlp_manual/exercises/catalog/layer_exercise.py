@@ -20,18 +20,29 @@ def layer_exercise(name: str, title: str, entry: str, *, cases, core, build, par
     """An Exercise on a layer class ``entry``: ``core(case)`` makes the core layer, ``build(cls,
     case, call)`` the student's (both before their parameters are set from the case); ``params``
     names the parameters; ``more``: the Exercise's mistakes, hints, layer."""
-    tensors = ("out", "dx") + tuple(f"d{k}" for k in params)
+    return _exercise(name, title, entry, cases, (core, build), params, True, more)
+
+
+def index_layer_exercise(name: str, title: str, entry: str, *, cases, core, build, params=(), **more) -> Exercise:
+    """``layer_exercise`` for a layer whose ``x`` holds integer indices (the embedding): x has no
+    gradient, so backward's return is not compared and there is no ``dx``."""
+    return _exercise(name, title, entry, cases, (core, build), params, False, more)
+
+
+def _exercise(name, title, entry, cases, layers, params, with_dx: bool, more: dict) -> Exercise:
+    core, build = layers
+    tensors = ("out",) + ("dx",) * with_dx + tuple(f"d{k}" for k in params)
 
     def reference(case: Case) -> dict:
         layer = _with_params(core(case), case, params)
         out = layer.forward(case["x"].copy())
         dx = layer.backward(case["dout"].copy())
-        return {"out": out, "dx": dx, **{f"d{k}": layer.grads[k] for k in params}}
+        return {"out": out, **({"dx": dx} if with_dx else {}), **{f"d{k}": layer.grads[k] for k in params}}
 
     def numeric(case: Case) -> dict:
         layer = _with_params(core(case), case, params)
         x = case["x"].copy()
-        found = {"dx": numerical_gradient(lambda: _forward(layer, x), x, case["dout"], eps=EPS)}
+        found = {"dx": numerical_gradient(lambda: _forward(layer, x), x, case["dout"], eps=EPS)} if with_dx else {}
         for k in params:
             found[f"d{k}"] = numerical_gradient(lambda: _forward(layer, x), layer.params[k], case["dout"], eps=EPS)
         return found
@@ -43,9 +54,10 @@ def layer_exercise(name: str, title: str, entry: str, *, cases, core, build, par
                 return _no_params(entry)
             layer.params[k] = case[k].copy()
         out = as_tensor(call(f"{entry}.forward", layer.forward, case["x"].copy()), f"{entry}.forward's return")
-        dx = as_tensor(call(f"{entry}.backward", layer.backward, case["dout"].copy()), f"{entry}.backward's return (dx)")
+        dx = call(f"{entry}.backward", layer.backward, case["dout"].copy())
+        dx = {"dx": as_tensor(dx, f"{entry}.backward's return (dx)")} if with_dx else {}
         grads = getattr(layer, "grads", {}) or {}
-        return {"out": out, "dx": dx, **{f"d{k}": as_tensor(grads.get(k), f'self.grads["{k}"]') for k in params}}
+        return {"out": out, **dx, **{f"d{k}": as_tensor(grads.get(k), f'self.grads["{k}"]') for k in params}}
 
     return Exercise(name, title, entry, tensors, cases, reference, run, numeric=numeric, **more)
 
