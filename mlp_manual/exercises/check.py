@@ -14,6 +14,8 @@ import warnings
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
+
 from .exercise import Exercise
 from .judge import Report, findings_of, rows_of
 from .student import Calls, StudentRaised, WrongAnswer
@@ -30,6 +32,11 @@ def check(exercise, answer, *, seed: int = 0, time_limit: float | None = TIME_LI
     table."""
     from .catalog import find
     ex = exercise if isinstance(exercise, Exercise) else find(exercise)
+    with np.errstate(all="ignore"):  # a NaN or an overflow in the student's code is reported, not warned about
+        return _check(ex, answer, seed, time_limit, isolated)
+
+
+def _check(ex: Exercise, answer, seed: int, time_limit, isolated: bool) -> Report:
     cases = ex.cases(seed)
     if isolated:
         outcome = _isolated(_run_student, (ex, answer, cases), time_limit)

@@ -51,7 +51,7 @@ def _finding(f: Finding) -> list[str]:
              "mistake explains it on every case: compare yours with the expected values below"]
     lines.append(f"    smallest input where it shows: {f.case.label}")
     for key, value in f.case.inputs.items():
-        if isinstance(value, np.ndarray) and value.size <= 64:
+        if isinstance(value, (float, int)) or isinstance(value, np.ndarray) and value.size <= 64:
             lines.append(f"      {key} = {_array(value)}")
     lines.append(f"      yours    {f.tensor} = {_array(f.yours)}")
     lines.append(f"      expected {f.tensor} = {_array(f.expected)}")

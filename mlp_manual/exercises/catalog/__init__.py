@@ -4,10 +4,10 @@ which the scaffold is cut (exercises/files.py)."""
 
 from ...errors import ExerciseError, did_you_mean
 from ..exercise import Exercise
-from . import batchnorm, dropout, embedding, layernorm, linear, mlp_backward, relu, residual, sigmoid, tanh
+from . import adam, batchnorm, chain_rule, mse, softmax_ce, value, dropout, embedding, layernorm, linear, mlp_backward, relu, residual, sigmoid, tanh
 
 EXERCISES: tuple[Exercise, ...] = tuple(m.EXERCISE for m in (
-    linear, relu, tanh, sigmoid, layernorm, batchnorm, dropout, embedding, residual, mlp_backward))
+    chain_rule, value, linear, relu, tanh, sigmoid, softmax_ce, mse, layernorm, batchnorm, dropout, embedding, residual, mlp_backward, adam))
 
 
 def find(name: str) -> Exercise:
