@@ -1,14 +1,15 @@
 """A scalar Value node with its backward closures (micrograd): the student writes the closures
 of +, * and tanh; each case builds one expression of the leaves a, b, c with the student's
 Value, runs its backward, and compares the leaves' grads with the exact derivatives and with
-central differences. A mistake is told by running the same expression through a Value that
-makes it (``_Mistaken``): the grads the mistaken closures give."""
+central differences. A mistake is told by running the same expression through the reference
+Value with mistaken closures (``_Mistaken``): the grads they give."""
 
 import math
 
 import numpy as np
 
 from ..exercise import Case, Exercise, Mistake
+from ..solutions.value import Value
 from ..student import WrongAnswer, as_tensor
 
 EPS = 1e-6
@@ -72,49 +73,38 @@ def run(cls, case: Case, call) -> dict:
     return {"grads": as_tensor([getattr(v, "grad", None) for v in leaves], "the grads of a, b, c")}
 
 
-class _Mistaken:
-    """A Value whose closures make the mistakes named in ``wrong``: "assign_add", "assign_mul",
-    "assign_tanh" (= for +=), "mul_swapped", "tanh_input", "no_upstream_mul", "no_upstream_tanh"."""
+class _Mistaken(Value):
+    """The reference Value, its closures making the mistakes named in ``wrong``: "assign_add",
+    "assign_mul", "assign_tanh" (= for +=), "mul_swapped", "tanh_input", "no_upstream_mul",
+    "no_upstream_tanh"."""
 
     def __init__(self, data, wrong, prev=()):
-        self.data, self.grad, self.wrong, self.prev, self.back = float(data), 0.0, wrong, prev, lambda: None
+        super().__init__(data, prev)
+        self.wrong = wrong
 
     def _give(self, v, amount, how):
         v.grad = amount if how in self.wrong else v.grad + amount
 
     def __add__(self, o):
         out = _Mistaken(self.data + o.data, self.wrong, (self, o))
-        out.back = lambda: (self._give(self, out.grad, "assign_add"), self._give(o, out.grad, "assign_add"))
+        out._backward = lambda: (self._give(self, out.grad, "assign_add"), self._give(o, out.grad, "assign_add"))
         return out
 
     def __mul__(self, o):
         out = _Mistaken(self.data * o.data, self.wrong, (self, o))
         up = (lambda: 1.0) if "no_upstream_mul" in self.wrong else (lambda: out.grad)
         mine, theirs = (self.data, o.data) if "mul_swapped" in self.wrong else (o.data, self.data)
-        out.back = lambda: (self._give(self, mine * up(), "assign_mul"), self._give(o, theirs * up(), "assign_mul"))
+        out._backward = lambda: (self._give(self, mine * up(), "assign_mul"),
+                                 self._give(o, theirs * up(), "assign_mul"))
         return out
 
     def tanh(self):
         t = math.tanh(self.data)
         out = _Mistaken(t, self.wrong, (self,))
         local = 1 - (self.data if "tanh_input" in self.wrong else t) ** 2
-        out.back = lambda: self._give(self, local * (1.0 if "no_upstream_tanh" in self.wrong else out.grad),
-                                      "assign_tanh")
+        out._backward = lambda: self._give(self, local * (1.0 if "no_upstream_tanh" in self.wrong else out.grad),
+                                           "assign_tanh")
         return out
-
-    def backward(self):
-        order, seen = [], set()
-
-        def visit(v):
-            if id(v) not in seen:
-                seen.add(id(v))
-                for p in v.prev:
-                    visit(p)
-                order.append(v)
-        visit(self)
-        self.grad = 1.0
-        for v in reversed(order):
-            v.back()
 
 
 def _mistake(key: str, wrong: set, says: str, look: str) -> Mistake:
