@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import ExerciseError
+from ..files import write_text
 from .catalog import EXERCISES
 from .check import check
 
@@ -68,7 +69,7 @@ def train_with_student_layers(folder: Path, say) -> bool:
             return False
     with tempfile.TemporaryDirectory(prefix="mlp-exercise-") as tmp:
         config = Path(tmp) / "moons.yaml"
-        config.write_text(yaml.safe_dump(config_with(layers), sort_keys=False), encoding="utf-8")
+        write_text(config, yaml.safe_dump(config_with(layers), sort_keys=False))
         command = [sys.executable, "-m", "mlp_manual.cli.process", "train", str(config), "--out", f"{tmp}/run", "-q"]
         for path in layers.values():
             command += ["--import", str(path)]
