@@ -172,7 +172,7 @@ def show_explain(config, *, rows: int = 4, seed: int = 0, scalar: bool = False, 
     picked = pick_rows(len(X), rows, seed)
     result = trace(exp.model, exp.loss, X[picked], y[picked], check=False, seed=seed)
     title = pass_title(cfg.name, f"initial weights (seed {cfg.seed})")
-    return page_frame(render(pass_data(result, title, scalar)), title, height)
+    return page_frame(render(pass_data(result, title, scalar, (picked, len(X)))), title, height)
 
 
 def show_example(name: str = "chain", height: int = PAGE_HEIGHT) -> Shown:

@@ -11,7 +11,7 @@ from test_explain_html import RESIDUAL, XOR, browser, open_page, traced, write_p
 from mlp_manual.config import load_config
 from mlp_manual.explain.html import GRID, pass_data
 from mlp_manual.explain.text import preview_rows
-from mlp_manual.explain.trace import trace
+from mlp_manual.explain.trace import pick_rows, trace
 from mlp_manual.training.experiment import prepare
 
 RELU = "model.layers=[{type: linear, units: 8}, relu, {type: linear}]"
@@ -43,7 +43,8 @@ def test_the_preview_rows_show_something_and_the_page_names_them(browser, tmp_pa
     assert rows == [1, 2]  # row 0 is XOR's [0, 0]: with zero biases every output of it is 0
     open_page(browser, path)
     note = browser.find_element("id", "rows-note").text
-    assert note.startswith("Rows shown: rows 1 and 2 of the 4 in the batch (x = [0, 1] and [1, 0]).")
+    assert note.startswith("Rows shown: rows 1 and 2 of the 4 in the batch (training rows 1 and 2 of 4; "
+                           "x = [0, 1] and [1, 0]).")
     assert "Row 0 is passed over: its input is all zeros" in note
     for step, layer in [(1, result.steps[0]), (2, result.steps[1]), (3, result.steps[2])]:
         go(browser, step)
@@ -53,6 +54,16 @@ def test_the_preview_rows_show_something_and_the_page_names_them(browser, tmp_pa
         assert all(np.any(np.abs(row) > 0.01) for row in shown), (layer.name, shown)
         nums = browser.find_element("css selector", f'#graph .node[data-key="{layer.name}"] text.nums').text
         assert nums.startswith(f"({len(result.X)},{layer.out.shape[1]}) row 1: ") and nums.split(": ")[1][:2] != "0 "
+
+
+def test_a_drawn_batch_names_the_training_rows_it_shows(browser, tmp_path):
+    path = write_page(tmp_path, "--config", str(XOR.parent / "moons.yaml"), "--rows", "3", "--seed", "5")
+    open_page(browser, path)
+    n = len(prepare(load_config(XOR.parent / "moons.yaml")).data.X_train)
+    picked = pick_rows(n, 3, 5)
+    note = browser.find_element("id", "rows-note").text
+    assert note.startswith(f"Rows shown: rows 0 and 1 of the 3 in the batch (training rows {picked[0]} and "
+                           f"{picked[1]} of {n}; x = ")
 
 
 def test_matrices_are_grids_of_their_rows_and_columns(browser, tmp_path):

@@ -95,7 +95,7 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
                    max_elements=max_elements or None)
     weights = f"trained weights from {model_path}" if model_path else f"initial weights (seed {cfg.seed})"
     if html_path:  # the page is the walk-through; one too large for it is refused before any output
-        page = pass_data(result, pass_title(cfg.name, weights), scalar)
+        page = pass_data(result, pass_title(cfg.name, weights), scalar, (picked, len(X)))
     else:
         header = (f"{cfg.name}: training rows {format_rows(picked)} of {len(X)} ({cfg.data.name}), {weights}, "
                   f"loss {cfg.loss.name}")

@@ -44,8 +44,10 @@ def pass_title(name: str, weights: str) -> str:
     return f"{name}: one forward and backward pass ({weights})"
 
 
-def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
-    """The JSON the page runs on: graph, values, gradients and ops of the traced pass."""
+def pass_data(result: Trace, title: str, scalar: bool = False, training: tuple | None = None) -> dict:
+    """The JSON the page runs on: graph, values, gradients and ops of the traced pass.
+    ``training``: (the training rows the batch's rows are, how many training rows there are),
+    for the page to name the rows it shows."""
     graph = build_graph(result)
     values, grads, ops = {"X": tensor(result.X)}, {}, []
     previous, block_input, recomputed = "X", {}, True
@@ -95,7 +97,8 @@ def pass_data(result: Trace, title: str, scalar: bool = False) -> dict:
                       for e in graph.edges],
             "values": values, "grads": grads, "ops": ops,
             "editable": editable if small and recomputable else [],
-            "rows": rows, "batch": batch, "grid": GRID, "names": {k: f"output of {k}" for k in layers}}
+            "rows": rows, "batch": batch, "grid": GRID, "names": {k: f"output of {k}" for k in layers},
+            "training": None if training is None else {"rows": [int(r) for r in training[0]], "of": int(training[1])}}
 
 
 def shrink(t: dict, rows: list[int] | None) -> None:

@@ -464,9 +464,14 @@ function drawRowsNote() {
   if (!ROWS.length || !X) { note.hidden = true; return; }
   const N = X.shape[0], v = view(X, "X"), ns = ROWS.map(String);
   const which = ns.length === 1 ? "row " + ns[0] : "rows " + ns.slice(0, -1).join(", ") + " and " + ns[ns.length - 1];
-  const xs = v.C <= GRID ? " (x = " + v.rows.map(([, vals]) => "[" + vals.map(short).join(", ") + "]").join(" and ") + ")" : "";
+  const xs = v.C <= GRID ? "x = " + v.rows.map(([, vals]) => "[" + vals.map(short).join(", ") + "]").join(" and ") : "";
   const skipped = [...Array(Math.max(...ROWS)).keys()].filter((r) => !ROWS.includes(r));
-  note.textContent = "Rows shown: " + which + " of the " + N + " in the batch" + xs + "." + (skipped.length ? " " +
+  const T = P.training, picked = T ? ROWS.map((r) => T.rows[r]) : [];
+  const training = !T ? "" : "training " + (picked.length === 1 ? "row " + picked[0] : "rows " +
+    picked.slice(0, -1).join(", ") + " and " + picked[picked.length - 1]) + " of " + T.of;
+  const about = [training, xs].filter(Boolean).join("; ");
+  note.textContent = "Rows shown: " + which + " of the " + N + " in the batch" + (about ? " (" + about + ")" : "") + "." +
+    (skipped.length ? " " +
     (skipped.length === 1 ? "Row " + skipped[0] + " is" : "Rows " + skipped.join(", ") + " are") +
     " passed over: its input is all zeros, and with the biases at zero, as they start, it stays zero in every layer." : "");
 }
