@@ -2,10 +2,11 @@
 
 The student's code runs in a child process (forked, where the system can fork): an exception, a
 wrong shape, a NaN, a call to ``exit`` or an endless loop ends in a report, never a traceback,
-and the loop is stopped after ``time_limit`` seconds. Meanwhile this process computes the
-reference and the central differences, which never run the student's code.
+and the loop is stopped ``time_limit`` seconds after the child starts. Meanwhile this process
+computes the reference and the central differences, which never run the student's code.
 """
 
+import contextlib
 import multiprocessing
 import signal
 import sys
@@ -38,13 +39,11 @@ def check(exercise, answer, *, seed: int = 0, time_limit: float | None = TIME_LI
 
 def _check(ex: Exercise, answer, seed: int, time_limit, isolated: bool) -> Report:
     cases = ex.cases(seed)
-    if isolated:
-        outcome = _isolated(_run_student, (ex, answer, cases), time_limit)
-    else:
-        outcome = _run_student(ex, answer, cases, lambda event: None)
-    expected = [ex.reference(c) for c in cases]
-    numeric = [ex.numeric(c) if ex.numeric else None for c in cases]
-    return judge(ex, cases, outcome, expected, numeric)
+    with _isolated(_run_student, (ex, answer, cases), time_limit if isolated else False) as outcome:
+        expected = [ex.reference(c) for c in cases]  # while the student's code runs in the child
+        numeric = [ex.numeric(c) if ex.numeric else None for c in cases]
+        done = outcome()
+    return judge(ex, cases, done, expected, numeric)
 
 
 def _entry(ex: Exercise, answer, call):
@@ -96,20 +95,25 @@ def _run_student(ex: Exercise, entry, cases, emit) -> tuple[list[dict], str | No
     return done, None, None
 
 
+@contextlib.contextmanager
 def _isolated(fn, args, time_limit):
-    """``fn(*args, emit)`` in a forked child, stopped after ``time_limit`` seconds; in this
-    process where the system cannot fork (Windows), with no time limit."""
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return fn(*args, lambda event: None)
+    """Start ``fn(*args, emit)`` in a forked child, stopped after ``time_limit`` seconds (None:
+    no limit); yield a function that waits for its result. Where the system cannot fork
+    (Windows), or with ``time_limit=False``, ``fn`` runs in this process with no time limit."""
+    if time_limit is False or "fork" not in multiprocessing.get_all_start_methods():
+        result = fn(*args, lambda event: None)
+        yield lambda: result
+        return
     ctx = multiprocessing.get_context("fork")
     receive, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(fn, args, send), daemon=True)
+    deadline = None if time_limit is None else time.monotonic() + time_limit
     with warnings.catch_warnings():  # a notebook's kernel has threads; the child touches none of their state
         warnings.simplefilter("ignore", DeprecationWarning)
         child.start()
     send.close()
     try:
-        return _wait(child, receive, time_limit)
+        yield lambda: _wait(child, receive, deadline, time_limit)
     finally:
         if child.is_alive():
             child.kill()
@@ -127,16 +131,15 @@ def _child(fn, args, send) -> None:
         send.send(("done", ([], f"the check stopped: {type(e).__name__}: {e}", None)))
 
 
-def _wait(child, receive, time_limit):
-    deadline = None if time_limit is None else time.monotonic() + time_limit
+def _wait(child, receive, deadline, time_limit):
     last = None
     while True:
-        left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left <= 0:
-            what, i = last if last else ("your code", None)
-            return [], (f"{what} did not return within {time_limit:g} s: an endless loop? (stopped; "
-                        "look for a while loop whose condition never changes)"), i
+        left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
         if not receive.poll(left):
+            if left is not None and deadline - time.monotonic() <= 0:
+                what, i = last if last else ("your code", None)
+                return [], (f"{what} did not return within {time_limit:g} s: an endless loop? (stopped; "
+                            "look for a while loop whose condition never changes)"), i
             continue
         try:
             kind, payload = receive.recv()
