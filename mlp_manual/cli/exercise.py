@@ -5,13 +5,15 @@ from pathlib import Path
 import click
 
 from ..errors import ExerciseError
+from ..exercises.check import TIME_LIMIT
 from .common import say, user_errors, version_option
 
 DIR_HELP = "The folder of your exercise files and progress."
+DEFAULT_DIR = "exercises"
 
 
 def dir_option(fn):
-    return click.option("--dir", "folder", default="exercises", show_default=True, metavar="DIR", help=DIR_HELP,
+    return click.option("--dir", "folder", default=DEFAULT_DIR, show_default=True, metavar="DIR", help=DIR_HELP,
                         type=click.Path(file_okay=False, path_type=Path))(fn)
 
 
@@ -64,8 +66,7 @@ def start(name, folder):
     path, written = write_scaffold(folder, ex)
     if not written:
         raise ExerciseError(f"{path} has changes of yours and was left as it is; move it away to start over")
-    say(f"wrote {path}: write the part marked TODO, then run mlp-exercise check {ex.name}"
-        + ("" if folder == Path("exercises") else f" --dir {folder}"))
+    say(f"wrote {path}: write the part marked TODO, then run mlp-exercise check {ex.name}" + _dir_suffix(folder))
 
 
 @main.command()
@@ -74,33 +75,46 @@ def start(name, folder):
 @click.option("--train", is_flag=True, help="Train configs/moons.yaml through mlp-train with your own layers "
                                             "(your linear and relu exercises); passes at 95% test accuracy.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the cases' values and shapes.")
+@click.option("--time-limit", type=click.FloatRange(min=0, min_open=True), default=TIME_LIMIT, show_default=True,
+              metavar="SECONDS", help="How long your code may run on all the cases of one exercise, once "
+                                      "its file is imported; past it the check stops it.")
 @user_errors
-def check(name, folder, train, seed):
+def check(name, folder, train, seed, time_limit):
     """Check exercise NAME in DIR (without NAME: every exercise you have started). Prints each
     tensor against the core and central differences, names the mistake it recognises, and
     the smallest input where it shows. Exit status 0 when all pass, 1 otherwise."""
     from ..exercises import EXERCISES, find
     from ..exercises.check import check as run_check
-    from ..exercises.files import record
+    from ..exercises.files import read_progress, record
 
     if train:
+        if name:
+            raise click.UsageError("--train checks your layer exercises together and trains with them; "
+                                   "give it no NAME")
         from ..exercises.train_check import train_with_student_layers
         return _exit(train_with_student_layers(folder, say))
     chosen = [find(name)] if name else [ex for ex in EXERCISES if (folder / ex.file).exists()]
     if not chosen:
         raise ExerciseError(f"no exercise started in {folder}/: start one with mlp-exercise start "
                             f"{EXERCISES[0].name}")
+    if folder.is_dir():
+        read_progress(folder)  # a damaged progress file is said before any check, not after the first
     passed = True
     for ex in chosen:
         path = folder / ex.file
         if not path.is_file():
-            raise ExerciseError(f"{path} does not exist: start the exercise with mlp-exercise start {ex.name}"
-                                + ("" if folder == Path("exercises") else f" --dir {folder}"))
-        report = run_check(ex, path, seed=seed)
+            raise ExerciseError(f"{path} is not a file: start the exercise with mlp-exercise start {ex.name}"
+                                + _dir_suffix(folder))
+        report = run_check(ex, path, seed=seed, time_limit=time_limit)
         say(str(report))
-        record(folder, ex, report.passed)
+        record(folder, ex, report.passed, report.checked)
         passed &= report.passed
     _exit(passed)
+
+
+def _dir_suffix(folder: Path) -> str:
+    """`` --dir DIR`` to repeat in a suggested command, unless DIR is the default."""
+    return "" if folder == Path(DEFAULT_DIR) else f" --dir {folder}"
 
 
 def _exit(passed: bool) -> None:

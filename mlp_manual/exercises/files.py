@@ -61,12 +61,25 @@ def read_progress(folder: Path) -> dict:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ExerciseError(f"{path}: cannot read the progress file ({e}); delete it to start the record afresh "
                             "(your exercise files stay)") from None
-    if not isinstance(found, dict) or not all(isinstance(v, dict) for v in found.values()):
+    if not isinstance(found, dict):
         raise ExerciseError(f"{path}: not a progress file; delete it to start the record afresh")
-    return found
+    return {name: _sound(entry) for name, entry in found.items() if isinstance(entry, dict)}
+
+
+def _sound(entry: dict) -> dict:
+    """An exercise's record, less any field that is not what this module writes (a hand edit):
+    it is bookkeeping, and a field dropped is only forgotten."""
+    kinds = {"scaffold": str, "checked": str, "verdict": str, "hints": int}
+    kept = {k: v for k, v in entry.items() if k in kinds and type(v) is kinds[k]}
+    if kept.get("verdict") not in (None, "passed", "failing"):
+        del kept["verdict"]
+    if kept.get("hints", 0) < 0:
+        del kept["hints"]
+    return kept
 
 
 def write_progress(folder: Path, progress: dict) -> None:
+    """The progress file, written atomically."""
     write_text(folder / PROGRESS, json.dumps(progress, indent=1, sort_keys=True) + "\n")
 
 
@@ -106,12 +119,12 @@ def start(folder: Path, ex: Exercise) -> tuple[Path, bool]:
     return path, True
 
 
-def record(folder: Path, ex: Exercise, passed: bool) -> None:
-    """Keep the verdict of a check of ``ex`` and the digest of the file it checked."""
+def record(folder: Path, ex: Exercise, passed: bool, checked: str) -> None:
+    """Keep the verdict of a check of ``ex`` and the digest of the text it checked."""
     progress = read_progress(folder)
     entry = progress.setdefault(ex.name, {})
     entry["verdict"] = "passed" if passed else "failing"
-    entry["checked"] = _file_digest(folder / ex.file)
+    entry["checked"] = checked
     write_progress(folder, progress)
 
 

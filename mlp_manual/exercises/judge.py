@@ -29,6 +29,7 @@ class Comparison:
 
     kind: str
     text: str
+    largest: float = 0.0  # the largest absolute difference, where the shapes agree
 
     @property
     def ok(self) -> bool:
@@ -69,6 +70,7 @@ class Report:
     problem: str | None = None
     problem_case: Case | None = None
     cases: int = 0
+    checked: str | None = None  # the SHA-256 of the student's file as checked, when it was a file
 
     @property
     def passed(self) -> bool:
@@ -94,7 +96,7 @@ class Report:
 def compare(yours: np.ndarray, expected: np.ndarray, rtol: float) -> Comparison:
     """How ``yours`` stands against ``expected``."""
     if yours.shape != expected.shape:
-        return Comparison("shape", f"shape {_shape(yours.shape)}, expected {_shape(expected.shape)}")
+        return Comparison("shape", f"shape {shape_text(yours.shape)}, expected {shape_text(expected.shape)}")
     bad = ~np.isfinite(yours)
     if bad.any():
         what = "NaN" if np.isnan(yours).any() else "inf"
@@ -106,12 +108,13 @@ def compare(yours: np.ndarray, expected: np.ndarray, rtol: float) -> Comparison:
     worst = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.size else ()
     largest = float(diff.max(initial=0.0))
     if largest <= rtol * scale + 1e-12:
-        return Comparison("close", f"close (largest difference {largest:.1e})")
+        return Comparison("close", f"close (largest difference {largest:.1e})", largest)
     at = f" at {list(map(int, worst))}" if len(worst) else ""
-    return Comparison("differs", f"largest difference {largest:.3g}{at}")
+    return Comparison("differs", f"largest difference {largest:.3g}{at}", largest)
 
 
-def _shape(shape) -> str:
+def shape_text(shape) -> str:
+    """``(3, 4)``, ``(4,)``: a shape as numpy writes it."""
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 
 
@@ -131,7 +134,7 @@ def _worst(comparisons: list[Comparison]) -> Comparison:
     order = {"exact": 0, "close": 1, "differs": 2, "nonfinite": 3, "shape": 4}
     worst = max(comparisons, key=lambda c: order[c.kind])
     if worst.kind == "close":  # the largest difference over every case
-        return max((c for c in comparisons if c.kind == "close"), key=lambda c: float(c.text.split()[-1][:-1]))
+        return max((c for c in comparisons if c.kind == "close"), key=lambda c: c.largest)
     return worst
 
 
@@ -160,13 +163,27 @@ def match_mistake(ex: Exercise, name: str, runs) -> Mistake | None:
         shows = 0
         for case, yours, expected, _ in runs:
             predicted = mistake.predict(case, expected)
-            if predicted is None:
+            if predicted is None:  # the mistake cannot be told here: the answer must be right here
+                if not compare(yours[name], expected[name], RTOL_CORE).ok:
+                    break
                 continue
             predicted = np.asarray(predicted, dtype=np.float64)
-            if not compare(yours[name], predicted, RTOL_CORE).ok:
+            if not _same(yours[name], predicted):
                 break
             shows += not compare(predicted, expected[name], RTOL_CORE).ok
         else:
             if shows:
                 return mistake
     return None
+
+
+def _same(yours: np.ndarray, predicted: np.ndarray) -> bool:
+    """Whether ``yours`` is what a mistake predicts: close, with any inf or NaN at the same places
+    (a mistake that divides by zero makes them too)."""
+    if yours.shape != predicted.shape:
+        return False
+    finite = np.isfinite(predicted)
+    if not np.array_equal(finite, np.isfinite(yours)) or not np.array_equal(yours[~finite], predicted[~finite],
+                                                                            equal_nan=True):
+        return False
+    return compare(yours[finite], predicted[finite], RTOL_CORE).ok

@@ -4,7 +4,7 @@ import html as html_lib
 
 import numpy as np
 
-from .judge import Finding, Report
+from .judge import Finding, Report, shape_text
 
 SHOWN = 6  # entries of a vector, or rows and columns of a matrix, printed
 
@@ -15,7 +15,7 @@ def text(report: Report) -> str:
     if report.rows:
         lines.append(f"  {report.cases} cases; each tensor against the core and against central differences:")
         table = [("tensor", "shape", "core", "differences", "")] + [
-            (r.name, _shape(r.shape), r.vs_core.text, r.vs_numeric.text if r.vs_numeric else "-",
+            (r.name, shape_text(r.shape), r.vs_core.text, r.vs_numeric.text if r.vs_numeric else "-",
              "ok" if r.vs_core.ok else "WRONG") for r in report.rows]
         widths = [max(len(row[i]) for row in table) for i in range(4)]
         lines += ["  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths + [0])).rstrip() for row in table]
@@ -70,11 +70,7 @@ def _array(a: np.ndarray) -> str:
     if a.ndim == 2:
         rows = [_array(r) for r in a[:SHOWN]]
         return "[" + ", ".join(rows) + (", ...]" if len(a) > SHOWN else "]")
-    return f"array of shape {_shape(a.shape)}"
-
-
-def _shape(shape) -> str:
-    return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
+    return f"array of shape {shape_text(a.shape)}"
 
 
 def html(report: Report) -> str:
@@ -84,7 +80,7 @@ def html(report: Report) -> str:
     for r in report.rows:
         color = "#e6f4ea" if r.vs_core.ok else "#fce8e6"
         numeric = r.vs_numeric.text if r.vs_numeric else "-"
-        rows.append(f"<tr style='background:{color}'><td><code>{esc(r.name)}</code></td><td>{esc(_shape(r.shape))}</td>"
+        rows.append(f"<tr style='background:{color}'><td><code>{esc(r.name)}</code></td><td>{esc(shape_text(r.shape))}</td>"
                     f"<td>{esc(r.vs_core.text)}</td><td>{esc(numeric)}</td>"
                     f"<td><b>{'ok' if r.vs_core.ok else 'WRONG'}</b></td></tr>")
     notes = []

@@ -6,13 +6,60 @@ A student's answer is collected as float64 arrays: ``as_tensor`` says in words w
 when it is not an array of numbers (None, a list of the wrong length, a string).
 """
 
+import hashlib
 import os
+import sys
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
+from ..errors import ExerciseError, what_was_raised
+
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+READY = ("ready", None)  # what the child says once the student's file is imported
+
+
+@dataclass(frozen=True)
+class StudentFile:
+    """The student's .py file as it was read once, before the check: the child runs this text,
+    and the progress file records its ``digest``, so an editor saving mid-check changes neither."""
+
+    path: Path
+    text: str
+
+    @classmethod
+    def read(cls, path: Path) -> "StudentFile":
+        """ExerciseError when ``path`` is not a readable UTF-8 text file."""
+        try:
+            return cls(path, path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as e:
+            why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            raise ExerciseError(f"{path}: cannot read it ({why})") from None
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    def load(self) -> ModuleType:
+        """The text run as a fresh module named after the file, with its folder first on the
+        import path (so that one exercise file may import another); both are restored after."""
+        module = ModuleType(self.path.stem)
+        module.__file__ = str(self.path)
+        folder, saved = str(self.path.resolve().parent), sys.modules.get(self.path.stem)
+        sys.path.insert(0, folder)
+        sys.modules[self.path.stem] = module  # dataclasses and pickle look a class's module up there
+        try:
+            exec(compile(self.text, str(self.path), "exec"), module.__dict__)  # the student's own code
+        finally:
+            sys.path.remove(folder)
+            if saved is None:
+                sys.modules.pop(self.path.stem, None)
+            else:
+                sys.modules[self.path.stem] = saved
+        return module
 
 
 @dataclass(frozen=True)
@@ -51,14 +98,16 @@ class Calls:
             where = _where(e).partition(":")[0]
             raise StudentRaised(what, f"NotImplementedError: {e}", where) from None
         except Exception as e:  # whatever the student's code raises is reported, never shown as a traceback
-            text = str(e).splitlines()[0] if str(e) else ""
-            raise StudentRaised(what, f"{type(e).__name__}: {text}".rstrip(": "), _where(e)) from None
+            raise StudentRaised(what, what_was_raised(e).rstrip(": "), _where(e)) from None
 
 
 def _where(e: BaseException) -> str:
-    """``file.py, line N: source`` of the innermost frame outside mlp-manual and numpy."""
+    """``file.py, line N: source`` of the innermost frame of the student's code: outside
+    mlp-manual, numpy and Python's own library."""
+    stdlib = os.path.dirname(os.__file__)
     frames = [f for f in traceback.extract_tb(e.__traceback__)
-              if not f.filename.startswith(PACKAGE) and f"{os.sep}numpy{os.sep}" not in f.filename]
+              if not f.filename.startswith((PACKAGE, stdlib)) and f"{os.sep}numpy{os.sep}" not in f.filename
+              and f"{os.sep}site-packages{os.sep}" not in f.filename]
     if not frames:
         return ""
     f = frames[-1]

@@ -39,7 +39,7 @@ def reference(case: Case) -> dict:
 def run(fn, case: Case, call) -> dict:
     args = [case[k].copy() for k in ("p", "g", "m", "v")]
     found = call("adam_step", fn, *args, case["t"], LR, (B1, B2), EPS)
-    if not isinstance(found, tuple) or len(found) != 3:
+    if not isinstance(found, (tuple, list)) or len(found) != 3:
         raise WrongAnswer(f"adam_step returned {type(found).__name__}, not the triple (p, m, v)")
     return {k: as_tensor(a, k) for k, a in zip(("p", "m", "v"), found)}
 
@@ -72,7 +72,7 @@ EXERCISE = Exercise(
                 LOOK_P, lambda c, up: _p(c, up, correct2=False)),
         Mistake("step_off_by_one", "p", "the bias correction counts steps from 0: t is 1 at the first step, "
                 "so the correction uses beta**t, not beta**(t - 1)", LOOK_P,
-                lambda c, up: _p(c, up, t=c["t"] - 1) if c["t"] > 1 else None),
+                lambda c, up: _p(c, up, t=c["t"] - 1)),
         Mistake("step_plus_one", "p", "the bias correction uses beta**(t + 1): t is already the step number",
                 LOOK_P, lambda c, up: _p(c, up, t=c["t"] + 1)),
         Mistake("eps_inside_sqrt", "p", "eps is added under the square root; Adam adds it after: "

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...gradcheck.numgrad import numerical_gradient
 from ..exercise import Case, Exercise
-from ..student import as_tensor
+from ..student import WrongAnswer, as_tensor
 
 EPS = 1e-6
 
@@ -56,7 +56,10 @@ def _exercise(name, title, entry, cases, layers, params, with_dx: bool, more: di
         out = as_tensor(call(f"{entry}.forward", layer.forward, case["x"].copy()), f"{entry}.forward's return")
         dx = call(f"{entry}.backward", layer.backward, case["dout"].copy())
         dx = {"dx": as_tensor(dx, f"{entry}.backward's return (dx)")} if with_dx else {}
-        grads = getattr(layer, "grads", {}) or {}
+        grads = getattr(layer, "grads", {})
+        if not isinstance(grads, dict):
+            raise WrongAnswer(f"self.grads is a {type(grads).__name__}, not a dict keyed like self.params "
+                              f"({', '.join(params)})")
         return {"out": out, **dx, **{f"d{k}": as_tensor(grads.get(k), f'self.grads["{k}"]') for k in params}}
 
     return Exercise(name, title, entry, tensors, cases, reference, run, numeric=numeric, **more)
@@ -74,7 +77,6 @@ def _forward(layer, x):
 
 
 def _no_params(entry: str):
-    from ..student import WrongAnswer
     raise WrongAnswer(f"{entry} has no params dict: call super().__init__() first in its __init__")
 
 

@@ -32,7 +32,7 @@ def loss_exercise(name: str, title: str, entry: str, *, cases, core, x: str = "p
 
     def run(fn, case: Case, call) -> dict:
         found = call(entry, fn, case[x].copy(), case["y"].copy())
-        if not isinstance(found, tuple) or len(found) != 2:
+        if not isinstance(found, (tuple, list)) or len(found) != 2:
             raise WrongAnswer(f"{entry} returned {type(found).__name__}, not the pair (loss, {grad})")
         return {"loss": as_tensor(found[0], "the loss"), grad: as_tensor(found[1], grad)}
 
