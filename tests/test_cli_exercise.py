@@ -95,6 +95,9 @@ def test_a_wrong_answer_is_named_at_the_smallest_input_where_it_shows(tmp_path):
     ("class Linear(Layer):", "class Linear(Layer)", "importing linear.py raised SyntaxError"),
     ("class Linear(Layer):", "class Linearr(Layer):", "linear defines no Linear"),
     ("return dout @", "self.grads = (self.grads['W'], self.grads['b'])\n        return dout @",
+     "Linear.backward (called a second time) raised TypeError: 'tuple' object does not support item assignment"),
+    ('self.grads["W"] = x.T @ dout  # (D, H)\n        self.grads["b"] = dout.sum(axis=0)  # (H,)',
+     'self.grads = (x.T @ dout, dout.sum(axis=0))',
      "self.grads is a tuple, not a dict keyed like self.params (W, b)"),
 ])
 def test_whatever_the_code_does_ends_in_a_report(tmp_path, old, new, says):

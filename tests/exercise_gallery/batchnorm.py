@@ -2,6 +2,7 @@ NO_VAR = ("        dbndiff += 2 * bndiff * dbndiff2  # (N, D), the second use of
 NO_MEAN = ("        dx += np.ones_like(dx) / n * dbnmeani  # (N, D)\n", "")
 
 PLANTED = [
+    ("accumulated_across_calls", [('self.grads["gamma"] = (dout * bnraw)', 'self.grads["gamma"] += (dout * bnraw)')]),
     ("missing_mean_and_variance_paths", [NO_VAR, NO_MEAN]),
     ("missing_mean_and_variance_paths", [("        return dx\n", "        return dbnraw * bnvar_inv\n")]),
     ("missing_mean_path", [NO_MEAN]),

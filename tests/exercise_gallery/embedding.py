@@ -1,6 +1,7 @@
 ADD = "np.add.at(dW, x, dout.reshape(len(x), self.context, self.dim))"
 
 PLANTED = [
+    ("accumulated_across_calls", [("dW = np.zeros_like(self.params[\"W\"])  # (V, E)", "dW = self.grads[\"W\"]")]),
     ("repeated_rows_overwritten", [(ADD, "dW[x] = dout.reshape(len(x), self.context, self.dim)")]),
     ("repeated_rows_overwritten", [(ADD, "dW[x] += dout.reshape(len(x), self.context, self.dim)")]),
     ("repeated_rows_overwritten", [(ADD, "for n in range(len(x)):\n            for t in range(self.context):\n"

@@ -1,4 +1,5 @@
 PLANTED = [
+    ("accumulated_across_calls", [('self.grads["gamma"] = (dout * xhat)', 'self.grads["gamma"] += (dout * xhat)')]),
     ("normalised_over_wrong_axis", [("dxhat.mean(axis=1, keepdims=True)", "dxhat.mean(axis=0, keepdims=True)"),
                                     ("(dxhat * xhat).mean(axis=1, keepdims=True)", "(dxhat * xhat).mean(axis=0, keepdims=True)")]),
     ("normalised_over_wrong_axis", [("dxhat.mean(axis=1, keepdims=True)", "dxhat.mean(axis=0)"),

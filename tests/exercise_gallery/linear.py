@@ -1,4 +1,5 @@
 PLANTED = [
+    ("accumulated_across_calls", [('self.grads["W"] = x.T @ dout', 'self.grads["W"] += x.T @ dout')]),
     ("transposed", [("x.T @ dout  #", "dout.T @ x  #")]),
     ("wrong_sign", [("x.T @ dout  #", "-(x.T @ dout)  #")]),
     ("extra_1_over_n", [("x.T @ dout  #", "x.T @ dout / len(x)  #")]),

@@ -17,7 +17,7 @@ from ..exercise import Case, Mistake
 from ..student import WrongAnswer, as_tensor
 from .layer_exercise import EPS as NUMERIC_EPS
 from .layer_exercise import draw, ladder, layer_exercise
-from .mistakes import extra_one_over_n, predicting, wrong_sign
+from .mistakes import accumulated, extra_one_over_n, predicting, wrong_sign
 
 EPS = 1e-5
 LOOK_DX = ("the return value, built from dbndiff (both uses of bndiff: dbnraw * bnvar_inv and 2 * bndiff * "
@@ -118,6 +118,7 @@ EXERCISE = layer_exercise(
     build=lambda cls, case, call: _STUDENT[0](cls, case, call),
     params=("gamma", "beta"),
     mistakes=(
+        accumulated("dgamma", "self.grads[\"gamma\"] = ...: each backward sets the gradient anew"),
         predicting("missing_mean_and_variance_paths", "dx", "dx = dxhat * rstd misses the paths through the mean "
                    "and the variance: both are computed from every row of x, so each x also moves them", LOOK_DX,
                    lambda c: _dx(c, mean_path=False, var_path=False)),

@@ -9,7 +9,7 @@ import numpy as np
 from ...core import Embedding
 from ..exercise import Case
 from .layer_exercise import index_layer_exercise, ladder
-from .mistakes import predicting, wrong_sign
+from .mistakes import accumulated, predicting, wrong_sign
 
 LOOK_DW = ("self.grads['W']: each position (n, t) adds its slice dout[n, t*E:(t+1)*E] to row x[n, t] of dW; "
            "a row picked twice gets both: np.add.at(dW, x, dout.reshape(N, T, E))")
@@ -53,6 +53,7 @@ EXERCISE = index_layer_exercise(
     "embedding", "out = W[x] side by side: write dW (x is indices: no dx)", "Embedding",
     cases=cases, core=_core, build=_build, params=("W",), layer="embedding",
     mistakes=(
+        accumulated("dW", "self.grads[\"W\"] = ...: each backward sets the gradient anew"),
         predicting("repeated_rows_overwritten", "dW", "dW keeps only one gradient for a row picked more than "
                    "once: `dW[x] = ...` assigns, and `dW[x] += ...` with a fancy index also writes each row "
                    "once; a row used at several positions must get the sum of their gradients", LOOK_DW,

@@ -1,5 +1,7 @@
 """What the layer exercises share: a student's class is built, given the reference's parameters,
-run forward on ``x`` and backward on a random upstream gradient ``dout``; its output, its
+run forward on ``x`` and backward on a random upstream gradient ``dout`` (twice, as a trainer
+calls it once a step: the second call's gradients are the ones judged, so a ``+=`` into
+``self.grads`` shows); its output, its
 ``dx`` and each parameter's gradient are compared with the core layer's and with central
 differences of sum(out * dout).
 
@@ -54,7 +56,9 @@ def _exercise(name, title, entry, cases, layers, params, with_dx: bool, more: di
                 return _no_params(entry)
             layer.params[k] = case[k].copy()
         out = as_tensor(call(f"{entry}.forward", layer.forward, case["x"].copy()), f"{entry}.forward's return")
-        dx = call(f"{entry}.backward", layer.backward, case["dout"].copy())
+        call(f"{entry}.backward", layer.backward, case["dout"].copy())
+        # a trainer calls backward once a step on the same layer: its second call must give the same
+        dx = call(f"{entry}.backward (called a second time)", layer.backward, case["dout"].copy())
         dx = {"dx": as_tensor(dx, f"{entry}.backward's return (dx)")} if with_dx else {}
         grads = getattr(layer, "grads", {})
         if not isinstance(grads, dict):

@@ -9,7 +9,7 @@ import numpy as np
 from ...core import LayerNorm
 from ..exercise import Case
 from .layer_exercise import draw, ladder, layer_exercise
-from .mistakes import extra_one_over_n, predicting, wrong_sign
+from .mistakes import accumulated, extra_one_over_n, predicting, wrong_sign
 
 EPS = 1e-5
 LOOK_DX = ("the return value: dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), the means over "
@@ -55,6 +55,7 @@ EXERCISE = layer_exercise(
     build=lambda cls, case, call: call("LayerNorm(...)", lambda: cls(case["x"].shape[1], eps=EPS, dtype=np.float64)),
     params=("gamma", "beta"), layer="layernorm",
     mistakes=(
+        accumulated("dgamma", "self.grads[\"gamma\"] = ...: each backward sets the gradient anew"),
         predicting("normalised_over_wrong_axis", "dx", "dx takes its means over the batch (axis=0) where layer "
                    "norm normalises each row over its D features (axis=1)", LOOK_DX, _wrong_axis),
         predicting("missing_mean_and_variance_paths", "dx", "dx = dxhat * rstd misses the paths through the mean "

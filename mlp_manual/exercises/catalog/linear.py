@@ -8,7 +8,7 @@ import numpy as np
 from ...core import Linear
 from ..exercise import Case
 from .layer_exercise import draw, layer_exercise, ladder
-from .mistakes import extra_one_over_n, missing_one_over_n, predicting, transposed, wrong_sign
+from .mistakes import accumulated, extra_one_over_n, missing_one_over_n, predicting, transposed, wrong_sign
 
 LOOK_DW = "self.grads['W']: dW[d, h] sums x[n, d] * dout[n, h] over the batch, dW = x.T @ dout, shape (D, H)"
 LOOK_DB = "self.grads['b']: b[h] is added to every row, so db[h] sums dout[n, h] over the N rows: dout.sum(axis=0)"
@@ -36,6 +36,7 @@ EXERCISE = layer_exercise(
     "linear", "out = x @ W + b: write dW, db and dx", "Linear",
     cases=cases, core=_core, build=_build, params=("W", "b"), layer="linear",
     mistakes=(
+        accumulated("dW", LOOK_DW),
         transposed("dW", LOOK_DW),
         wrong_sign("dW", LOOK_DW),
         extra_one_over_n("dW", LOOK_DW),

@@ -41,3 +41,11 @@ def predicting(key: str, tensor: str, says: str, look: str, fn) -> Mistake:
         found = fn(case)
         return None if found is None else np.asarray(found, dtype=np.float64)
     return Mistake(key, tensor, says, look, predict)
+
+
+def accumulated(tensor: str, look: str) -> Mistake:
+    """``self.grads[k] += ...``: the check calls backward twice, and the second call's gradient is
+    twice the right one."""
+    return scaled("accumulated_across_calls", tensor, f"{tensor} grows with every call of backward: `+=` into "
+                  "self.grads adds this step's gradient to the last one's; backward sets it anew (`=`)", look,
+                  lambda case: 2)
