@@ -119,6 +119,15 @@ def test_a_slow_import_or_a_dataclass_in_the_file_is_no_mistake(tmp_path, old, n
     assert out.returncode == 0 and out.stdout.splitlines()[-1].startswith("PASS linear"), out.stdout
 
 
+def test_what_the_code_prints_comes_after_the_table_counted_not_in_full(tmp_path):
+    plant(tmp_path, "x = self.x  #", "[print('debug', i) for i in range(1000)]\n        x = self.x  #")
+    out = mlp_exercise(tmp_path, "check", "linear")
+    lines = out.stdout.splitlines()
+    assert out.returncode == 0 and len(lines) < 20, out.stdout
+    assert "  your code printed 14,000 lines, the first 5:" in lines
+    assert lines[lines.index("  your code printed 14,000 lines, the first 5:") + 1] == "    | debug 0"
+
+
 def test_check_train_takes_no_name(tmp_path):
     out = mlp_exercise(tmp_path, "check", "linear", "--train")
     assert out.returncode == 2 and "--train checks your layer exercises together" in out.stderr

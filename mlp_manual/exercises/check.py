@@ -21,7 +21,7 @@ import numpy as np
 
 from .exercise import Exercise
 from .judge import Report, findings_of, rows_of
-from .student import READY, Calls, StudentFile, StudentRaised, WrongAnswer
+from .student import READY, Calls, Printed, StudentFile, StudentRaised, WrongAnswer
 
 TIME_LIMIT = 1.5  # seconds for the student's code on every case together
 IMPORT_LIMIT = 10.0  # seconds for importing the student's file (numpy, matplotlib, ...), before that
@@ -67,18 +67,27 @@ def _entry(ex: Exercise, answer, call):
 
 def judge(ex: Exercise, cases, outcome, expected, numeric) -> Report:
     """The Report from the student's ``outcome``: (tensors of each case run, problem or None,
-    the index of the case the problem came on)."""
-    done, problem, at = outcome
+    the index of the case the problem came on, what their code printed)."""
+    done, problem, at, printed = outcome
     runs = [(cases[i], done[i], expected[i], numeric[i]) for i in range(len(done))]
-    report = Report(ex, cases=len(runs), problem=problem, problem_case=cases[at] if at is not None else None)
+    report = Report(ex, cases=len(runs), problem=problem, problem_case=cases[at] if at is not None else None,
+                    printed=printed)
     if runs:
         report.rows = rows_of(ex, runs)
         report.findings = findings_of(ex, runs)
     return report
 
 
-def _run_student(ex: Exercise, entry, cases, emit) -> tuple[list[dict], str | None, int | None]:
-    """The student's tensors on each case, until one raises or returns no tensor."""
+def _run_student(ex: Exercise, entry, cases, emit) -> tuple[list[dict], str | None, int | None, str]:
+    """The student's tensors on each case, until one raises or returns no tensor; what their
+    code prints is kept (its first lines) and said after the verdict rather than among it."""
+    printed = Printed()
+    with contextlib.redirect_stdout(printed):
+        done, problem, at = _student_cases(ex, entry, cases, emit)
+    return done, problem, at, printed.summary()
+
+
+def _student_cases(ex: Exercise, entry, cases, emit) -> tuple[list[dict], str | None, int | None]:
     done = []
     try:
         entry = _entry(ex, entry, Calls(lambda what: emit((what, None))))
@@ -128,7 +137,7 @@ def _child(fn, args, send, cpu_seconds) -> None:
         result = fn(*args, lambda event: send.send(("calling", event)))
         send.send(("done", result))
     except BaseException as e:  # noqa: BLE001 - whatever escapes is the student's, told in a line
-        send.send(("done", ([], f"{type(e).__name__}: {e}", None)))
+        send.send(("done", ([], f"{type(e).__name__}: {e}", None, "")))
 
 
 def _end_with_parent(cpu_seconds) -> None:
@@ -153,16 +162,16 @@ def _wait(child, receive, deadline, time_limit):
             if left is not None and deadline - time.monotonic() <= 0:
                 what, i = last if last else ("your code", None)
                 return [], (f"{what} took longer than {time_limit:g} s: an endless loop, or very slow code? "
-                            "(stopped; look for a loop whose condition never changes)"), i
+                            "(stopped; look for a loop whose condition never changes)"), i, ""
             continue
         try:
             kind, payload = receive.recv()
         except EOFError:
             child.join()
             what, i = last if last else ("your code", None)
-            return [], f"{what} {_ended(child.exitcode)} instead of returning", i
+            return [], f"{what} {_ended(child.exitcode)} instead of returning", i, ""
         except Exception as e:  # a result that cannot be unpickled: an object of the student's own
-            return [], f"the answer could not be read back ({type(e).__name__}: {e})", None
+            return [], f"the answer could not be read back ({type(e).__name__}: {e})", None, ""
         if kind == "done":
             return payload
         if payload == READY:

@@ -71,6 +71,7 @@ class Report:
     problem_case: Case | None = None
     cases: int = 0
     checked: str | None = None  # the SHA-256 of the student's file as checked, when it was a file
+    printed: str = ""  # what the student's code printed: how many lines, the first ones
 
     @property
     def passed(self) -> bool:
@@ -132,7 +133,8 @@ def rows_of(ex: Exercise, runs: list[tuple[Case, dict, dict, dict | None]]) -> l
 
 def _worst(comparisons: list[Comparison]) -> Comparison:
     order = {"exact": 0, "close": 1, "differs": 2, "nonfinite": 3, "shape": 4}
-    worst = max(comparisons, key=lambda c: order[c.kind])
+    # the most severe; among equals the last, on the largest case, as the table's shape column
+    worst = max(reversed(comparisons), key=lambda c: order[c.kind])
     if worst.kind == "close":  # the largest difference over every case
         return max((c for c in comparisons if c.kind == "close"), key=lambda c: c.largest)
     return worst

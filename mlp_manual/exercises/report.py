@@ -25,6 +25,8 @@ def text(report: Report) -> str:
     if report.problem:
         on = f" (case {report.problem_case.label})" if report.problem_case else ""
         lines.append(f"  stopped{on}: {report.problem}")
+    if report.printed:
+        lines.append("  " + report.printed)
     lines.append(_closing(report))
     return "\n".join(lines)
 

@@ -127,3 +127,36 @@ def as_tensor(value, what: str) -> np.ndarray:
     except (TypeError, ValueError) as e:
         raise WrongAnswer(f"{what} is not an array of numbers ({type(value).__name__}: {e})") from None
     return a
+
+
+class Printed:
+    """Standard output while the student's code runs: the first SHOWN lines kept, every line
+    counted, so that a print in a loop cannot bury the verdict."""
+
+    SHOWN = 5
+
+    def __init__(self):
+        self.lines, self.count, self.partial = [], 0, ""
+
+    def write(self, text: str) -> int:
+        text = str(text)
+        if len(self.lines) >= self.SHOWN:  # only counting now: a print in a loop stays cheap
+            self.count += text.count("\n")
+            return len(text)
+        *whole, self.partial = (self.partial + text).split("\n")
+        self.count += len(whole)
+        self.lines += whole[:self.SHOWN - len(self.lines)]
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def summary(self) -> str:
+        """"" when nothing was printed; else how many lines, and the first ones."""
+        lines, count = self.lines + ([self.partial] if self.partial and len(self.lines) < self.SHOWN else []), \
+            self.count + bool(self.partial)
+        if not count:
+            return ""
+        head = f"your code printed {count:,} line{'s' if count != 1 else ''}"
+        shown = "\n".join(f"    | {line[:200]}" for line in lines)
+        return f"{head}{', the first ' + str(len(lines)) if count > len(lines) else ''}:\n{shown}"

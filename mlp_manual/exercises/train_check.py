@@ -74,7 +74,8 @@ def train_with_student_layers(folder: Path, say) -> bool:
         for path in layers.values():
             command += ["--import", str(path)]
         done = subprocess.run(command, capture_output=True, text=True)
-        say((done.stdout + done.stderr).strip().replace(tmp, "<tmp>"))
+        say((done.stdout + done.stderr).strip().replace(f"run folder: {tmp}/run", "run folder: none (a temporary one, "
+                                                                                   "removed)").replace(tmp, "<tmp>"))
         if done.returncode != 0:
             say(f"FAIL train: mlp-train ended with exit code {done.returncode}")
             return False
