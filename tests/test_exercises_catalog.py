@@ -48,7 +48,7 @@ def test_the_scaffold_is_the_solution_with_the_marked_part_cut_out(ex):
 
 @pytest.mark.parametrize("ex", EXERCISES, ids=NAMES)
 def test_every_exercise_declares_hints_mistakes_and_tensors(ex):
-    assert len(ex.hints) >= 2 and ex.tensors and ex.mistakes
+    assert len(ex.hints) >= 3 and ex.tensors and ex.mistakes
     assert {m.tensor for m in ex.mistakes} <= set(ex.tensors)
     assert all(m.says and m.look for m in ex.mistakes)
     cases = ex.cases(0)

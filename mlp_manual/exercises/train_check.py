@@ -20,59 +20,61 @@ from ..errors import ExerciseError
 from ..files import write_text
 from .catalog import EXERCISES
 from .check import check
+from .exercise import Exercise
 
 TARGET = 0.95
 
 
-def student_layers(folder: Path) -> dict[str, Path]:
-    """The layer types of the moons config that a layer exercise replaces -> the student's file."""
-    used = {layer if isinstance(layer, str) else layer["type"] for layer in _moons()["model"]["layers"]}
-    return {ex.layer: folder / ex.file for ex in EXERCISES if ex.layer in used}
+def student_layers() -> dict[str, Exercise]:
+    """The layer types of the moons config that a layer exercise replaces -> that exercise."""
+    used = {_type(layer) for layer in _moons()["model"]["layers"]}
+    return {ex.layer: ex for ex in EXERCISES if ex.layer in used}
 
 
 def _moons() -> dict:
     return yaml.safe_load(resources.files(__package__).joinpath("moons.yaml").read_text(encoding="utf-8"))
 
 
-def config_with(layers: dict[str, Path]) -> dict:
-    """The moons config with each layer type the student wrote replaced by theirs."""
+def _type(layer) -> str:
+    """A config's layer entry is its type's name, or a dict with its type."""
+    return layer if isinstance(layer, str) else layer["type"]
+
+
+def config_with(layers: dict[str, Exercise], folder: Path) -> dict:
+    """The moons config with each layer type the student wrote replaced by theirs (from
+    ``folder``), ``module:Class`` as ``--import`` names it."""
     config = _moons()
     swapped = []
     for layer in config["model"]["layers"]:
-        kind = layer if isinstance(layer, str) else layer["type"]
-        if kind in layers:
-            mine = f"{layers[kind].stem}:{_entry_of(kind)}"
+        ex = layers.get(_type(layer))
+        if ex:
+            mine = f"{(folder / ex.file).stem}:{ex.entry}"
             layer = mine if isinstance(layer, str) else {**layer, "type": mine}
         swapped.append(layer)
     config["model"]["layers"] = swapped
     return config
 
 
-def _entry_of(layer_type: str) -> str:
-    return next(ex.entry for ex in EXERCISES if ex.layer == layer_type)
-
-
 def train_with_student_layers(folder: Path, say) -> bool:
     """Check the student's layer exercises, then train the moons config with them; whether the
     test accuracy reaches TARGET. ``say`` prints a line."""
-    layers = student_layers(folder)
-    missing = [p for p in layers.values() if not p.is_file()]
+    layers = student_layers()
+    missing = [ex.name for ex in layers.values() if not (folder / ex.file).is_file()]
     if missing:
-        names = " and ".join(p.stem for p in missing)
-        raise ExerciseError(f"check --train trains with your own layers: start {names} first "
-                            f"(mlp-exercise start {missing[0].stem})")
-    for kind, path in layers.items():
-        report = check(next(ex for ex in EXERCISES if ex.layer == kind), path)
+        raise ExerciseError(f"check --train trains with your own layers: start {' and '.join(missing)} first "
+                            f"(mlp-exercise start {missing[0]})")
+    for ex in layers.values():
+        report = check(ex, folder / ex.file)
         if not report.passed:
             say(str(report))
-            say(f"FAIL train: {path.stem} does not pass its check yet; it would not train")
+            say(f"FAIL train: {ex.name} does not pass its check yet; it would not train")
             return False
     with tempfile.TemporaryDirectory(prefix="mlp-exercise-") as tmp:
         config = Path(tmp) / "moons.yaml"
-        write_text(config, yaml.safe_dump(config_with(layers), sort_keys=False))
+        write_text(config, yaml.safe_dump(config_with(layers, folder), sort_keys=False))
         command = [sys.executable, "-m", "mlp_manual.cli.process", "train", str(config), "--out", f"{tmp}/run", "-q"]
-        for path in layers.values():
-            command += ["--import", str(path)]
+        for ex in layers.values():
+            command += ["--import", str(folder / ex.file)]
         done = subprocess.run(command, capture_output=True, text=True)
         say((done.stdout + done.stderr).strip().replace(f"run folder: {tmp}/run", "run folder: none (a temporary one, "
                                                                                    "removed)").replace(tmp, "<tmp>"))
@@ -81,6 +83,6 @@ def train_with_student_layers(folder: Path, say) -> bool:
             return False
         acc = json.loads((Path(tmp) / "run" / "summary.json").read_text(encoding="utf-8"))["test"]["acc"]
     passed = acc >= TARGET
-    say(f"{'PASS' if passed else 'FAIL'} train: your {' and '.join(p.stem for p in layers.values())} layers "
+    say(f"{'PASS' if passed else 'FAIL'} train: your {' and '.join(layers)} layers "
         f"reach {acc:.1%} test accuracy on moons (pass at {TARGET:.0%})")
     return passed

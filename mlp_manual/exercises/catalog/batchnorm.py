@@ -17,15 +17,13 @@ from ..exercise import Case, Mistake
 from ..student import WrongAnswer, as_tensor
 from .layer_exercise import EPS as NUMERIC_EPS
 from .layer_exercise import draw, ladder, layer_exercise
-from .mistakes import accumulated, extra_one_over_n, predicting, wrong_sign
+from .mistakes import predicting, scale_shift, wrong_sign
 
 EPS = 1e-5
 LOOK_DX = ("the return value, built from dbndiff (both uses of bndiff: dbnraw * bnvar_inv and 2 * bndiff * "
            "dbndiff2) plus the path through bnmeani (dbnmeani / N on every row)")
 LOOK_BESSEL = "dbndiff2: the forward divides by N (bnvar = bndiff2.sum(0) / n), so dbndiff2 = dbnvar / n"
 LOOK_DBNDIFF = "dbndiff: the sum of bndiff's two uses, bnvar_inv * dbnraw + 2 * bndiff * dbndiff2"
-LOOK_DGAMMA = "self.grads['gamma']: gamma (D,) scales every row, so dgamma = (dout * bnraw).sum(0)"
-LOOK_DBETA = "self.grads['beta']: beta (D,) is added to every row, so dbeta = dout.sum(0)"
 
 
 def cases(seed: int) -> list[Case]:
@@ -118,7 +116,7 @@ EXERCISE = layer_exercise(
     build=lambda cls, case, call: _STUDENT[0](cls, case, call),
     params=("gamma", "beta"),
     mistakes=(
-        accumulated("dgamma", "self.grads[\"gamma\"] = ...: each backward sets the gradient anew"),
+        *scale_shift(lambda c: _parts(c)[0], "bnraw"),
         predicting("missing_mean_and_variance_paths", "dx", "dx = dxhat * rstd misses the paths through the mean "
                    "and the variance: both are computed from every row of x, so each x also moves them", LOOK_DX,
                    lambda c: _dx(c, mean_path=False, var_path=False)),
@@ -131,14 +129,6 @@ EXERCISE = layer_exercise(
                    "divides by N: the core normalises with the biased variance", LOOK_BESSEL,
                    lambda c: _dx(c, var_n=lambda n: n - 1)),
         wrong_sign("dx", LOOK_DX),
-        predicting("not_summed_over_batch", "dgamma", "dgamma is not summed over the batch: every row uses gamma, "
-                   "so its gradient adds up the N rows", LOOK_DGAMMA, lambda c: c["dout"] * _parts(c)[0]),
-        wrong_sign("dgamma", LOOK_DGAMMA),
-        extra_one_over_n("dgamma", LOOK_DGAMMA),
-        predicting("not_summed_over_batch", "dbeta", "dbeta is not summed over the batch: every row adds beta, "
-                   "so its gradient adds up the N rows", LOOK_DBETA, lambda c: c["dout"]),
-        wrong_sign("dbeta", LOOK_DBETA),
-        extra_one_over_n("dbeta", LOOK_DBETA),
         predicting("missing_variance_path", "dbndiff", "dbndiff has only its first use (bnvar_inv * dbnraw): "
                    "bndiff is used twice, in bnraw and in bndiff2, so add 2 * bndiff * dbndiff2", LOOK_DBNDIFF,
                    lambda c: _parts(c)[1] * _parts(c)[2]),

@@ -9,13 +9,11 @@ import numpy as np
 from ...core import LayerNorm
 from ..exercise import Case
 from .layer_exercise import draw, ladder, layer_exercise
-from .mistakes import accumulated, extra_one_over_n, predicting, wrong_sign
+from .mistakes import predicting, scale_shift, wrong_sign
 
 EPS = 1e-5
 LOOK_DX = ("the return value: dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), the means over "
            "the D features of each row (axis=1, keepdims=True), dxhat = dout * gamma")
-LOOK_DGAMMA = "self.grads['gamma']: gamma (D,) scales every row, so dgamma = (dout * xhat).sum(axis=0)"
-LOOK_DBETA = "self.grads['beta']: beta (D,) is added to every row, so dbeta = dout.sum(axis=0)"
 
 
 def cases(seed: int) -> list[Case]:
@@ -55,7 +53,7 @@ EXERCISE = layer_exercise(
     build=lambda cls, case, call: call("LayerNorm(...)", lambda: cls(case["x"].shape[1], eps=EPS, dtype=np.float64)),
     params=("gamma", "beta"), layer="layernorm",
     mistakes=(
-        accumulated("dgamma", "self.grads[\"gamma\"] = ...: each backward sets the gradient anew"),
+        *scale_shift(lambda c: _parts(c)[0], "xhat"),
         predicting("normalised_over_wrong_axis", "dx", "dx takes its means over the batch (axis=0) where layer "
                    "norm normalises each row over its D features (axis=1)", LOOK_DX, _wrong_axis),
         predicting("missing_mean_and_variance_paths", "dx", "dx = dxhat * rstd misses the paths through the mean "
@@ -64,14 +62,6 @@ EXERCISE = layer_exercise(
         predicting("missing_variance_path", "dx", "dx misses the path through the variance: the term "
                    "- xhat * mean(dxhat * xhat) that comes from rstd depending on x", LOOK_DX, _no_variance_path),
         wrong_sign("dx", LOOK_DX),
-        predicting("not_summed_over_batch", "dgamma", "dgamma is not summed over the batch: every row uses gamma, "
-                   "so its gradient adds up the N rows", LOOK_DGAMMA, lambda c: c["dout"] * _parts(c)[0]),
-        wrong_sign("dgamma", LOOK_DGAMMA),
-        extra_one_over_n("dgamma", LOOK_DGAMMA),
-        predicting("not_summed_over_batch", "dbeta", "dbeta is not summed over the batch: every row adds beta, "
-                   "so its gradient adds up the N rows", LOOK_DBETA, lambda c: c["dout"]),
-        wrong_sign("dbeta", LOOK_DBETA),
-        extra_one_over_n("dbeta", LOOK_DBETA),
     ),
     hints=(
         "Split it: out = gamma * xhat + beta gives dgamma, dbeta and dxhat = dout * gamma. Then xhat = (x - mean) "

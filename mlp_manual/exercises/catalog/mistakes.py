@@ -49,3 +49,22 @@ def accumulated(tensor: str, look: str) -> Mistake:
     return scaled("accumulated_across_calls", tensor, f"{tensor} grows with every call of backward: `+=` into "
                   "self.grads adds this step's gradient to the last one's; backward sets it anew (`=`)", look,
                   lambda case: 2)
+
+
+def scale_shift(xhat, xhat_name: str) -> tuple[Mistake, ...]:
+    """The mistakes of out = gamma * xhat + beta's parameter gradients, shared by the
+    normalisation layers: ``xhat(case)`` is the normalised input (N, D), ``xhat_name`` its name
+    in the student's code."""
+    look_dgamma = f"self.grads['gamma']: gamma (D,) scales every row, so dgamma = (dout * {xhat_name}).sum(axis=0)"
+    look_dbeta = "self.grads['beta']: beta (D,) is added to every row, so dbeta = dout.sum(axis=0)"
+    return (
+        accumulated("dgamma", look_dgamma),
+        predicting("not_summed_over_batch", "dgamma", "dgamma is not summed over the batch: every row uses gamma, "
+                   "so its gradient adds up the N rows", look_dgamma, lambda c: c["dout"] * xhat(c)),
+        wrong_sign("dgamma", look_dgamma),
+        extra_one_over_n("dgamma", look_dgamma),
+        predicting("not_summed_over_batch", "dbeta", "dbeta is not summed over the batch: every row adds beta, "
+                   "so its gradient adds up the N rows", look_dbeta, lambda c: c["dout"]),
+        wrong_sign("dbeta", look_dbeta),
+        extra_one_over_n("dbeta", look_dbeta),
+    )
