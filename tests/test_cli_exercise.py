@@ -166,6 +166,23 @@ def test_mistakes_in_the_command_are_one_line(tmp_path, args, message):
     assert out.returncode == 1 and out.stderr.startswith(message) and len(out.stderr.splitlines()) == 1
 
 
+def test_a_file_that_is_not_text_is_one_line(tmp_path):
+    (tmp_path / "exercises").mkdir()
+    (tmp_path / "exercises/linear.py").write_bytes(b"\xff\xfe not utf-8")
+    out = mlp_exercise(tmp_path, "check", "linear")
+    assert out.returncode == 1 and out.stderr.startswith("Error: exercises/linear.py: cannot read it (")
+    assert len(out.stderr.splitlines()) == 1
+
+
+def test_hand_edited_progress_fields_are_dropped_not_fatal(tmp_path):
+    mlp_exercise(tmp_path, "start", "linear")
+    (tmp_path / "exercises" / PROGRESS).write_text(json.dumps({"linear": {"hints": "x", "verdict": "maybe"},
+                                                               "relu": [1]}))
+    out = mlp_exercise(tmp_path, "hint", "linear")
+    assert out.returncode == 0 and out.stdout.startswith("hint 1 of 3 for linear: ")
+    assert re.search(r"linear +started ", mlp_exercise(tmp_path, "list").stdout)
+
+
 def test_a_damaged_progress_file_is_one_line(tmp_path):
     mlp_exercise(tmp_path, "start", "linear")
     (tmp_path / "exercises" / PROGRESS).write_text("{not json")
