@@ -1,205 +1,259 @@
-"""What MLPClassifier and MLPRegressor share: the parameters, the Config they make (params.py),
-training through the project's Trainer, and the fitted attributes in scikit-learn's conventions.
+"""What MLPClassifier and MLPRegressor share: scikit-learn's fit, warm start and partial fit,
+the fitted attributes, predictions, and pickles that hold the weights and settings only.
 
-A fit is an mlp-train run on arrays: the same config checks, the same three generators from
-one seed (validation split, initial weights and dropout, batch order), the same stratified
-split and the same Trainer, so ``random_state`` reproduces a fit bit for bit.
+The network is mlp-manual's layers (network.py); ``coefs_`` and ``intercepts_`` are its linear
+layers' own arrays, so setting them changes the predictions, as in scikit-learn.
 
 N = samples, D = features, K = output units.
 """
 
-import copy
-import dataclasses
-
 import numpy as np
-from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.callback import CallbackSupportMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from ..config import Config
-from ..config.memory import check_memory
-from ..datasets.dataset import split
-from ..errors import DataError, LayerError
-from ..losses import LOSSES
-from ..model import build_model
 from ..options import is_integer
-from ..training.evaluation import model_outputs
-from ..training.experiment import run_generators, training_plan
-from ..training.trainer import Trainer
-from .params import estimator_config
+from .callbacks import EpochHooks, network_copy
+from .network import attach, build_network, glorot, layer_specs, linears
+from .outputs import OUTPUTS
+from .params import STOCHASTIC
+from .lbfgs import fit_lbfgs, loss_and_gradient
+from .stochastic import fit_stochastic
 
-def _rows(X) -> int:
-    """The number of rows of X as given: an array, a DataFrame, a list, anything numpy reads
-    (before validation, which says what is wrong with X); 1 when there is none."""
-    shape = getattr(X, "shape", None)
-    if shape:
-        return int(shape[0])
-    try:
-        return len(X)
-    except TypeError:
-        pass
-    try:
-        return max(1, int(np.shape(X)[0]))
-    except (TypeError, ValueError, IndexError):
-        return 1
+FLOATS = (np.float64, np.float32)
+# (out_activation_, one output or not logistic) -> the loss a model file names for it
+MODEL_FILE_LOSSES = {("softmax", True): "softmax_cross_entropy", ("logistic", True): "bce_with_logits",
+                     ("identity", True): "mse"}
+NON_FINITE = ("Solver produced non-finite parameter weights. The input data may contain large values and need to "
+              "be preprocessed.")
 
 
-def _no_checkpoint() -> None:
-    """Estimators keep no checkpoints (a module function, unlike a lambda, can be pickled)."""
+def _sizes(hidden_layer_sizes) -> list[int]:
+    sizes = list(hidden_layer_sizes) if hasattr(hidden_layer_sizes, "__iter__") else [hidden_layer_sizes]
+    if np.any(np.array(sizes) <= 0):
+        raise ValueError(f"hidden_layer_sizes must be > 0, got {sizes}.")
+    return [int(s) for s in sizes]
 
 
-class MLPBase(BaseEstimator):
-    """Parameters and training shared by MLPClassifier and MLPRegressor; see their docstrings."""
+class MLPBase(CallbackSupportMixin, BaseEstimator):
+    """Training and prediction shared by MLPClassifier and MLPRegressor; see their docstrings."""
 
-    _loss: str  # the config's loss name
-
-    def __init__(self, hidden_layer_sizes=(100,), activation="relu", *, solver="adam", alpha=0.0001,
-                 batch_size="auto", learning_rate="constant", learning_rate_init=0.001, max_iter=200, shuffle=True,
-                 random_state=None, tol=1e-4, momentum=0.9, nesterovs_momentum=True, early_stopping=False,
-                 validation_fraction=0.1, beta_1=0.9, beta_2=0.999, epsilon=1e-8, n_iter_no_change=10,
-                 dropout=0.0, normalization=None, init="he_uniform", dtype="float32"):
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.activation = activation
-        self.solver = solver
-        self.alpha = alpha
-        self.batch_size = batch_size
-        self.learning_rate = learning_rate
-        self.learning_rate_init = learning_rate_init
-        self.max_iter = max_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.tol = tol
-        self.momentum = momentum
-        self.nesterovs_momentum = nesterovs_momentum
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.beta_1 = beta_1
-        self.beta_2 = beta_2
-        self.epsilon = epsilon
-        self.n_iter_no_change = n_iter_no_change
-        self.dropout = dropout
-        self.normalization = normalization
-        self.init = init
-        self.dtype = dtype
-
-    # subclasses say how targets are checked and encoded, how wide the output is, how a
-    # validation epoch is scored
-    def _fit_data(self, X, y, dtype, reset: bool, classes=None):
+    # subclasses: how targets are checked and encoded (Y (N, K) in the model's dtype), which
+    # output layer they need, how a fit is scored
+    def _validate_input(self, X, y, incremental: bool, reset: bool):
         raise NotImplementedError
 
-    def _output_width(self) -> int:
+    def _out_activation(self) -> str:
         raise NotImplementedError
 
-    def _validation_score(self, row: dict, X_val, y_val) -> float:
+    def _score(self, X, y, sample_weight=None) -> float:
         raise NotImplementedError
 
-    def fit(self, X, y):
-        """Train a new model on (X, y) for at most ``max_iter`` epochs, stopping when the loss
-        has not fallen by ``tol`` for ``n_iter_no_change`` epochs: the validation loss of the
-        ``validation_fraction`` of the rows held out (stratified by class) with
-        ``early_stopping``, else the training loss.
+    def _targets_as_given(self, Y):
+        raise NotImplementedError
 
-        Inputs: X (N, D), y (N,) (or (N, K) for MLPRegressor). Returns: self.
-        """
-        cfg = estimator_config(self, _rows(X))
-        X, targets = self._fit_data(X, y, cfg.dtype, reset=True)
-        data_rng, init_rng, train_rng = run_generators(cfg.seed)
-        X_val = y_val = None
-        if cfg.data.val_fraction > 0:
-            X, targets, X_val, y_val = split(X, targets, cfg.data.val_fraction, data_rng,
-                                             stratify=LOSSES[cfg.loss.name].classification)
-            if len(X_val) == 0:
-                X_val = y_val = None
-        self._start(cfg, X.shape, init_rng, train_rng)
-        self.validation_scores_ = None if X_val is None else []
-        self._validation = None if X_val is None else (X_val, y_val)
-        try:
-            self._train(X, targets, X_val, y_val, cfg.training.epochs, cfg.training.early_stopping.patience)
-        finally:
-            self._validation = None
-        self.best_validation_score_ = max(self.validation_scores_) if self.validation_scores_ else None
-        return self
+    def _stratified_split(self) -> bool:
+        return False
 
-    def _partial_fit(self, X, y, classes=None):
-        """One epoch on (X, y), continuing the model and optimizer state of earlier calls (or of
-        ``fit``); no validation split and no early stopping."""
-        first = not hasattr(self, "_trainer")
-        cfg = estimator_config(self, _rows(X)) if first else self.config_
-        X, targets = self._fit_data(X, y, cfg.dtype, reset=first, classes=classes)
+    def _row_weights(self, y, sample_weight):
+        """Weights (N,) the estimator gives rows besides sample_weight (class weights), or None."""
+        return None
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Train on X (N, D) and y: a new network, or with ``warm_start`` the last one; at most
+        ``max_iter`` epochs (iterations for 'lbfgs'), stopping by the rule of ``tol`` and
+        ``n_iter_no_change``. ``sample_weight`` (N,): a row of weight 2 counts as two. Returns self."""
+        return self._fit(X, y, sample_weight, incremental=False)
+
+    def _check_solver(self) -> bool:
+        if self.solver not in STOCHASTIC:
+            raise AttributeError(f"partial_fit is only available for stochastic optimizers. {self.solver} is not "
+                                 "stochastic.")
+        return True
+
+    def _fit(self, X, y, sample_weight, incremental: bool):
+        sizes = _sizes(self.hidden_layer_sizes)
+        first = not hasattr(self, "coefs_") or (not self.warm_start and not incremental)
+        X, Y = self._validate_input(X, y, incremental, reset=first)
+        if not first and hasattr(self, "model_"):
+            X, Y = X.astype(self.model_.dtype, copy=False), Y.astype(self.model_.dtype, copy=False)
+        weights = None if sample_weight is None else _check_sample_weight(sample_weight, X, dtype=X.dtype)
+        extra = self._row_weights(y, weights)
+        if extra is not None:
+            weights = extra.astype(X.dtype) if weights is None else weights * extra
+        self.n_outputs_ = Y.shape[1]
+        self._random_state = check_random_state(self.random_state)
+        units = [X.shape[1], *sizes, Y.shape[1]]
         if first:
-            _, init_rng, train_rng = run_generators(cfg.seed)
-            self._start(cfg, X.shape, init_rng, train_rng)
-            self.validation_scores_ = self.best_validation_score_ = None
-        self._validation = None
-        self._train(X, targets, None, None, len(self.loss_curve_) + 1, patience=0)
+            self._initialize(units, X.dtype)
+        else:
+            self._continue(units, X.dtype)
+        lbfgs = self.solver == "lbfgs"
+        self._hooks = EpochHooks(self, X, y, sample_weight, 1 if incremental else self.max_iter + lbfgs)
+        try:
+            if lbfgs:
+                fit_lbfgs(self, X, Y, weights)
+            else:
+                fit_stochastic(self, X, Y, weights, incremental)
+        finally:
+            self._read_back()
+            self._hooks.close()
+            self._hooks = None
+        if not all(np.isfinite(w).all() for w in (*self.coefs_, *self.intercepts_)):
+            raise ValueError(NON_FINITE)
         return self
 
-    def _start(self, cfg: Config, shape: tuple[int, int], init_rng, train_rng) -> None:
-        """A new model and its trainer for training rows of ``shape`` (N, D): ``model_``,
-        ``config_``, an empty ``loss_curve_``; ConfigError when the model would not fit in memory."""
-        n_rows, n_features = shape
-        check_memory(cfg, type(self).__name__, n_features, self._output_width(), n_rows)
-        loss = LOSSES[cfg.loss.name]
-        model = build_model(list(cfg.model.layers), n_features, self._output_width(), init_rng,
-                            np.dtype(cfg.dtype), cfg.model.init)
-        self.model_, self.config_, self.loss_curve_ = model, cfg, []
-        self._trainer = Trainer(model, loss, training_plan(cfg), train_rng, on_epoch=self._record_epoch,
-                                on_checkpoint=_no_checkpoint)
+    def _initialize(self, units: list[int], dtype) -> None:
+        """A new network for layer widths ``units`` [D, hidden..., K] and scikit-learn's fresh
+        fitted state."""
+        self.n_iter_, self.t_, self.n_layers_ = 0, 0, len(units)
+        self.out_activation_ = self._out_activation()
+        dtype = np.dtype(self.dtype or dtype)
+        seeded = self.dropout or self.init is not None  # a generator of mlp-manual's is drawn
+        rng = np.random.default_rng(self._random_state.randint(np.iinfo(np.int32).max) if seeded else 0)
+        self.model_ = build_network(layer_specs(units[1:-1], self.activation, self.normalization, self.dropout),
+                                    units, rng, dtype, self.init or "he_uniform")
+        if self.init is None:
+            for layer in linears(self.model_):
+                layer.params["W"], layer.params["b"] = glorot(self._random_state, layer.in_features,
+                                                              layer.out_features, self.activation, dtype)
+        self._read_back()
+        self._keep_best()
+        self.loss_curve_, self._no_improvement_count = [], 0
+        self.best_loss_ = None if self.early_stopping else np.inf
+        self.validation_scores_ = [] if self.early_stopping else None
+        self.best_validation_score_ = -np.inf if self.early_stopping else None
 
-    def _train(self, X, targets, X_val, y_val, epochs: int, patience: int) -> None:
-        """Run the trainer up to epoch ``epochs`` (counted over every call), in batches of at
-        most the rows there are; set the training curve and the epoch count."""
-        cfg = self.config_
-        # the trainer reads its plan at every fit call, so one trainer (and its optimizer
-        # state) can go on for more epochs, on other rows
-        plan = training_plan(cfg)
-        self._trainer.plan = dataclasses.replace(
-            plan, epochs=epochs, batch_size=min(plan.batch_size, len(X)),
-            early_stopping=dataclasses.replace(plan.early_stopping, patience=patience))
+    def _continue(self, units: list[int], dtype) -> None:
+        """Go on from ``coefs_`` and ``intercepts_`` (set by an earlier fit, or by hand): the
+        network is rebuilt where there is none, or where they no longer match it."""
+        shapes = [np.shape(c) for c in self.coefs_]
+        if shapes != list(zip(units[:-1], units[1:])):
+            raise ValueError(f"coefs_ have shapes {shapes}, but the data and hidden_layer_sizes need "
+                             f"{list(zip(units[:-1], units[1:]))}")
+        model = getattr(self, "model_", None)
+        if model is None or [(layer.in_features, layer.out_features) for layer in linears(model)] != shapes:
+            dtype = np.dtype(self.dtype or np.asarray(self.coefs_[0]).dtype)
+            self.model_ = build_network(layer_specs(units[1:-1], self.activation, self.normalization, self.dropout),
+                                        units, np.random.default_rng(0), dtype, self.init or "he_uniform")
+        self.n_layers_ = len(units)
+        self.out_activation_ = getattr(self, "out_activation_", None) or self._out_activation()
+        for name, value in (("t_", 0), ("loss_curve_", []), ("_no_improvement_count", 0), ("n_iter_", 0)):
+            if not hasattr(self, name):
+                setattr(self, name, value)
+        if not hasattr(self, "best_loss_") or (self.best_loss_ is None and not self.early_stopping):
+            self.best_loss_ = np.inf
+        self._network()
+
+    def _network(self):
+        """The model, its linear layers given ``coefs_`` and ``intercepts_`` (arrays in its dtype:
+        a list or another dtype assigned to them is converted, in place of the entry)."""
+        dtype = self.model_.dtype
+        for arrays, ndim in ((self.coefs_, 2), (self.intercepts_, 1)):
+            for i, a in enumerate(arrays):
+                if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == ndim):
+                    arrays[i] = np.asarray(a, dtype=dtype).reshape(np.shape(a) if ndim == 2 else -1)
+        attach(self.model_, self.coefs_, self.intercepts_)
+        return self.model_
+
+    def _read_back(self) -> None:
+        """``coefs_`` and ``intercepts_`` as the network's arrays now."""
+        self.coefs_ = [layer.params["W"] for layer in linears(self.model_)]
+        self.intercepts_ = [layer.params["b"] for layer in linears(self.model_)]
+
+    def _keep_best(self) -> None:
+        self._best_state = {k: v.copy() for k, v in self.model_.state().items()}
+
+    def _restore_best(self) -> None:
+        self.model_.load_state(self._best_state)
+        self._read_back()
+
+    def _loss_grad_lbfgs(self, packed, X, y, sample_weight, *_work_arrays):
+        """The loss on X (N, D), y (N, K) at the flat parameters ``packed`` (P,) and its gradient
+        (P,) (lbfgs.py), under scikit-learn's name and arguments (its work arrays are not needed)."""
+        self._network()
+        Y = np.asarray(y, dtype=self.model_.dtype).reshape(X.shape[0], -1)
+        loss, grad = loss_and_gradient(self, np.asarray(packed, dtype=np.float64), X, Y, sample_weight)
+        self._network()  # the network's arrays are coefs_ and intercepts_ again
+        return loss, grad
+
+    def _output(self):
+        return OUTPUTS[self.out_activation_]
+
+    def _validation_score(self, X, y, weights) -> float:
+        self.model_.eval()
         try:
-            history = self._trainer.fit(X, targets, X_val, y_val)
-        except LayerError as e:  # e.g. batchnorm given a single row
-            raise DataError(f"training on {len(X)} sample{'s' if len(X) != 1 else ''}: {e}") from None
-        self.loss_curve_ = list(history["train_loss"])  # one entry per epoch since the last fit
-        self.best_loss_ = min(self.loss_curve_)
-        self.n_iter_ = len(self.loss_curve_)
+            return float(self._score(X, y, weights))
+        finally:
+            self.model_.train()
+
+    def _forward(self, X, check_input: bool = True) -> np.ndarray:
+        """Predictions p (N, K) of the output layer for X (N, D), in the weights' dtype."""
+        check_is_fitted(self)
+        if check_input:
+            X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False, dtype=FLOATS)
+        model = self._network()
+        model.eval()
+        try:
+            z = model.forward(X.astype(model.dtype, copy=False))  # (N, K)
+        finally:
+            model.train()
+            for layer in linears(model):
+                layer.x = None  # the rows predicted are not kept
+        return self._output().activate(z)
 
     def save(self, path) -> None:
-        """Write the fitted model as a model file with the description of its data (task, loss,
+        """Write the fitted network as a model file with the description of its data (task, loss,
         classes, feature names), so that mlp-predict, ``load_predictor`` and mlp-export read it as
         a file mlp-train wrote. The estimator takes its inputs as they are: no preprocessing."""
         from ..predict.model_file import save_model
 
-        save_model(self.model_, path, info=self.model_info())
+        save_model(self._network(), path, info=self.model_info())
 
     def model_info(self, preprocessing=None, feature_names=None):
-        """The ModelInfo of the fitted model (task, loss, classes, feature names), with the
-        ``preprocessing`` its inputs get first (none by default) and the ``feature_names`` of
-        those inputs (default: the names it was fitted with, if any)."""
+        """The ModelInfo of the fitted network (task, loss, classes, feature names), with the
+        ``preprocessing`` its inputs get first (none by default) and the ``feature_names`` of those
+        inputs (default: the names it was fitted with, if any). ValueError for the outputs a model
+        file has no loss for: multilabel targets and loss='poisson'."""
         from .. import __version__
         from ..datasets.preprocessing import Preprocessing
         from ..predict.model_info import ModelInfo
 
         check_is_fitted(self)
+        loss = MODEL_FILE_LOSSES.get((self.out_activation_, self.n_outputs_ == 1 or self.out_activation_ != "logistic"))
+        if loss is None:
+            raise ValueError(f"a model file has no loss for out_activation_={self.out_activation_!r} with "
+                             f"{self.n_outputs_} outputs (multilabel targets, loss='poisson')")
         classes = None
-        if LOSSES[self._loss].classification:
+        if hasattr(self, "classes_"):
             labels = [c.item() if hasattr(c, "item") else c for c in self.classes_]
             integers = all(is_integer(c, 0) for c in labels)
             classes = tuple(labels) if integers else tuple(str(c) for c in labels)
         names = getattr(self, "feature_names_in_", None) if feature_names is None else feature_names
-        return ModelInfo("classification" if classes else "regression", self._loss, self.n_features_in_,
+        return ModelInfo("classification" if classes else "regression", loss, self.n_features_in_,
                          preprocessing or Preprocessing(), classes, None if names is None else tuple(map(str, names)),
                          None, None, __version__)
 
-    def _record_epoch(self, row: dict) -> None:
-        if self._validation is not None:
-            self.validation_scores_.append(self._validation_score(row, *self._validation))
+    def __getstate__(self):
+        """The estimator without what training keeps between steps: the optimizer's state, the
+        layers' caches and gradients (a pickle holds the weights and the settings)."""
+        state = dict(super().__getstate__())  # a copy: object.__getstate__ gives __dict__ itself
+        for name in ("_optimizer", "_hooks"):
+            state.pop(name, None)
+        if not self.early_stopping:
+            state.pop("_best_state", None)
+        if "model_" in state:
+            state["model_"] = network_copy(state["model_"])
+        return state
 
-    def _outputs(self, X) -> np.ndarray:
-        """The model's outputs (N, K) for X (N, D), in evaluation mode and in float64 whatever
-        the training dtype: float32 matrix products change in the last bits with the number of
-        rows they are given, float64 ones far below scikit-learn's tolerance, so a row's
-        prediction does not depend on the rows predicted with it."""
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        model = self.model_ if self.model_.dtype == np.float64 else copy.deepcopy(self.model_).astype(np.float64)
-        return model_outputs(model, X)
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for layer in getattr(self, "model_", None).layers if hasattr(self, "model_") else ():
+            layer.grads = {k: np.zeros_like(v) for k, v in layer.params.items()}
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -1,170 +1,197 @@
-"""MLPClassifier (softmax cross-entropy) and MLPRegressor (mean squared error).
+"""MLPClassifier and MLPRegressor: scikit-learn's parameters, attributes and methods, with
+mlp-manual's hand-written backward pass (and its extras: class weights, dropout, normalisation).
 
-N = samples, D = features, C = classes, K = regression targets.
+N = samples, D = features, C = classes (or labels), K = regression targets.
 """
 
 import numpy as np
-from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.metrics import r2_score
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import validate_data
+from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils._available_if import available_if
+from sklearn.utils.class_weight import compute_class_weight, compute_sample_weight
+from sklearn.utils.multiclass import _check_partial_fit_first_call, check_classification_targets, type_of_target
+from sklearn.utils.multiclass import unique_labels
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from ..errors import DataError
-from ..layers import Softmax
-from ..losses import LOSSES
-from ..training.evaluation import model_outputs
-from .base import MLPBase
+from .base import FLOATS, MLPBase
+from .params import CLASSIFIER, REGRESSOR, constraints, described
 
-PARAMETERS = """
-    Parameters: scikit-learn's own names and defaults, then mlp-manual's extras
+ATTRIBUTES = """
+    Attributes
     ----------
-    hidden_layer_sizes : sequence of int, default=(100,)
-        Units of each hidden linear layer; the output layer's width comes from the targets.
-    activation : str, default="relu"
-        The layer after each hidden linear: "identity", "logistic" (or "sigmoid"), "tanh", "relu",
-        and mlp-manual's "leaky_relu", "gelu".
-    solver : {"adam", "sgd", "adamw", "rmsprop"}, default="adam"
-        optimizer.name. scikit-learn's "lbfgs" is not available (a full-batch quasi-Newton method).
-    alpha : float, default=0.0001
-        The L2 penalty, as scikit-learn scales it: alpha / 2 * ||W||^2 added to a batch's mean loss
-        over its rows, that is optimizer.weight_decay = alpha / batch rows (weight matrices only).
-    batch_size : int or "auto", default="auto"
-        training.batch_size; "auto" is min(200, rows).
-    learning_rate : str, default="constant"
-        schedule.name: "constant", or mlp-manual's "step", "exponential", "cosine" (with their
-        config defaults). scikit-learn's "invscaling" and "adaptive" are not available.
-    learning_rate_init : float, default=0.001
-        optimizer.lr.
-    max_iter : int, default=200
-        training.epochs: the most epochs ``fit`` trains.
-    shuffle : bool, default=True
-        training.shuffle.
-    random_state : int, RandomState or None, default=None
-        seed: one integer reproduces a fit bit for bit.
-    tol : float, default=1e-4
-        training.early_stopping.min_delta: the fall of the watched loss that counts as progress.
-    momentum, nesterovs_momentum : float, bool, default=0.9, True
-        optimizer.momentum and optimizer.nesterov, for solver="sgd".
-    early_stopping : bool, default=False
-        Hold out ``validation_fraction`` of the rows (stratified by class), stop when their loss has
-        not fallen by ``tol`` for ``n_iter_no_change`` epochs and keep the best epoch's weights.
-        Without it the training loss is watched the same way and the last weights are kept.
-    validation_fraction : float, default=0.1
-        data.val_fraction, with ``early_stopping``.
-    beta_1, beta_2, epsilon : float, default=0.9, 0.999, 1e-8
-        optimizer.beta1, beta2, eps, for the adam solvers (epsilon also for rmsprop).
-    n_iter_no_change : int, default=10
-        training.early_stopping.patience; 0 trains every ``max_iter`` epoch.
-    dropout : float, default=0.0
-        p of a dropout layer after each activation; 0 adds none.
-    normalization : {None, "layernorm", "rmsnorm", "batchnorm"}, default=None
-        A normalisation layer between each hidden linear and its activation.
-    init : str, default="he_uniform"
-        model.init: the weight initialiser of the linear layers.
-    dtype : {"float32", "float64"}, default="float32"
-        The dtype of the weights and of the computation.
-
-    Fitted attributes
-    -----------------
-    model_ : mlp_manual.Model, the trained model (``mlp_manual.save_model`` writes it).
-    config_ : mlp_manual.config.Config the fit ran with (``dump_config`` gives its YAML).
+    coefs_, intercepts_ : lists of the linear layers' W (D_i, D_i+1) and b (D_i+1,), the network's own arrays.
+    loss_ : the last epoch's loss (the final loss for 'lbfgs'); loss_curve_ : the loss per epoch.
+    best_loss_ : the lowest training loss (None with early_stopping).
+    validation_scores_, best_validation_score_ : with early_stopping, the score per epoch and the best.
+    n_iter_ : epochs of the last fit; t_ : training rows seen; n_layers_, n_outputs_, out_activation_.
+    model_ : the mlp_manual.Model these arrays belong to (mlp_manual.save_model writes it).
     n_features_in_, feature_names_in_ : as in scikit-learn.
-    loss_curve_ : training loss per epoch.
-    best_loss_ : the lowest training loss.
-    validation_scores_ : SCORE on the validation split per epoch (None without one).
-    best_validation_score_ : the highest of them (None without a validation split).
-    n_iter_ : epochs trained, over every ``fit``/``partial_fit`` call since the last ``fit``.
 """
 
 
-class MLPClassifier(ClassifierMixin, MLPBase):
-    """A multilayer-perceptron classifier trained by mlp-manual's hand-written backward pass,
-    with softmax cross-entropy. Labels may be any values numpy can sort (strings, integers).
+def _finite_or_nan(estimator, X, y, sample_weight, score) -> float:
+    predicted = estimator._predict(X)
+    if np.issubdtype(np.asarray(predicted).dtype, np.floating) and not np.isfinite(predicted).all():
+        return np.nan
+    return score(y, predicted, sample_weight=sample_weight)
 
-    ``classes_`` : the labels, sorted; ``predict_proba`` has one column per label.
+
+class MLPClassifier(ClassifierMixin, MLPBase):
+    """A multilayer-perceptron classifier trained by mlp-manual's hand-written backward pass:
+    softmax and cross-entropy for several classes, a logistic output and binary cross-entropy
+    for two classes or for multilabel targets (an indicator matrix). ``classes_``: the labels.
     """
 
-    __doc__ += PARAMETERS.replace("SCORE", "accuracy")
-    _loss = "softmax_cross_entropy"
+    __doc__ += described(CLASSIFIER) + ATTRIBUTES
+    _parameter_constraints = constraints(CLASSIFIER)
 
-    def _fit_data(self, X, y, dtype, reset, classes=None):
-        X, y = validate_data(self, X, y, reset=reset, dtype=np.dtype(dtype))
+    def __init__(self, hidden_layer_sizes=(100,), activation="relu", *, solver="adam", alpha=0.0001,
+                 batch_size="auto", learning_rate="constant", learning_rate_init=0.001, power_t=0.5, max_iter=200,
+                 shuffle=True, random_state=None, tol=1e-4, verbose=False, warm_start=False, momentum=0.9,
+                 nesterovs_momentum=True, early_stopping=False, validation_fraction=0.1, beta_1=0.9, beta_2=0.999,
+                 epsilon=1e-8, n_iter_no_change=10, max_fun=15000, class_weight=None, dropout=0.0,
+                 normalization=None, init=None, dtype=None):
+        for name, value in locals().items():
+            if name != "self":
+                setattr(self, name, value)
+
+    def _validate_input(self, X, y, incremental, reset):
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], multi_output=True, dtype=FLOATS, reset=reset)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
         check_classification_targets(y)
-        if reset:
-            self.classes_ = np.unique(y if classes is None else classes)
-            if len(self.classes_) < 2:
-                raise DataError(f"{type(self).__name__} needs at least 2 classes, y holds "
-                                f"{len(self.classes_)} class")
-        elif classes is not None and not np.array_equal(np.unique(classes), self.classes_):
-            raise DataError(f"classes {np.unique(classes).tolist()} differ from those of the first call "
-                            f"{self.classes_.tolist()}")
-        unknown = np.setdiff1d(y, self.classes_)
-        if len(unknown):
-            raise DataError(f"y holds labels {unknown[:3].tolist()} that are not among the classes "
-                            f"{self.classes_.tolist()}")
-        return X, np.searchsorted(self.classes_, y).astype(np.int64)
+        if not hasattr(self, "classes_") or (not self.warm_start and not incremental):
+            self._label_binarizer = LabelBinarizer().fit(y)
+            self.classes_ = self._label_binarizer.classes_
+        else:
+            classes = unique_labels(y)
+            if self.warm_start:
+                if set(classes) != set(self.classes_):
+                    raise ValueError("warm_start can only be used where `y` has the same classes as in the previous "
+                                     f"call to fit. Previously got {self.classes_}, `y` has {classes}")
+            elif len(np.setdiff1d(classes, self.classes_, assume_unique=True)):
+                raise ValueError(f"`y` has classes not in `self.classes_`. `self.classes_` has {self.classes_}. "
+                                 f"'y' has {classes}.")
+        dtype = np.dtype(self.dtype or X.dtype)
+        return X.astype(dtype, copy=False), self._label_binarizer.transform(y).astype(dtype)
 
-    def _output_width(self):
-        return LOSSES[self._loss].output_width(len(self.classes_), 1)
+    def _out_activation(self):
+        return "softmax" if self._label_binarizer.y_type_ == "multiclass" else "logistic"
 
-    def _validation_score(self, row, X_val, y_val):
-        return row["val_acc"]
+    def _stratified_split(self):
+        return self.n_outputs_ == 1
 
-    def partial_fit(self, X, y, classes=None):
-        """One epoch on (X, y), keeping the model and optimizer state of earlier calls.
+    def _targets_as_given(self, Y):
+        return self._label_binarizer.inverse_transform(Y.ravel() if Y.shape[1] == 1 else Y)
 
-        Inputs: X (N, D), y (N,); classes, every label, required on the first call. Returns: self.
-        """
-        if not hasattr(self, "_trainer") and classes is None:
-            raise DataError("the first call to partial_fit needs classes=, every label there will be")
-        return self._partial_fit(X, y, classes)
+    def _row_weights(self, y, sample_weight):
+        if self.class_weight is None:
+            return None
+        if type_of_target(y).startswith("multilabel"):
+            # each label a binary output: a row's weight is the product of its labels' weights
+            return compute_sample_weight(self.class_weight, np.asarray(y))
+        present, index = np.unique(column_or_1d(y), return_inverse=True)
+        if not isinstance(self.class_weight, str):
+            return compute_class_weight(self.class_weight, classes=present, y=present[index])[index]
+        # "balanced": rows / (classes * rows of the class), a row of sample weight 2 counted as two
+        counts = np.bincount(index, weights=sample_weight, minlength=len(present))  # (C,)
+        weighed = counts > 0
+        per_class = np.zeros(len(present))
+        per_class[weighed] = counts.sum() / (weighed.sum() * counts[weighed])
+        return per_class[index]
+
+    def _score(self, X, y, sample_weight=None):
+        return _finite_or_nan(self, X, y, sample_weight, accuracy_score)
+
+    def _predict(self, X, check_input=False):
+        p = self._forward(X, check_input)  # (N, C), or (N, 1) for two classes
+        return self._label_binarizer.inverse_transform(p.ravel() if self.n_outputs_ == 1 else p)
 
     def predict(self, X):
-        """Labels (N,) of the most probable class."""
-        out = self._outputs(X)  # (N, C), checks that the model is fitted
-        return self.classes_[LOSSES[self._loss].predict(out)]
+        """The predicted labels (N,) (an indicator matrix (N, C) for multilabel targets)."""
+        check_is_fitted(self)
+        return self._predict(X, check_input=True)
 
     def predict_proba(self, X):
-        """Class probabilities (N, C), float64, columns in the order of ``classes_``."""
-        return Softmax().forward(self._outputs(X))
+        """Probabilities (N, C), columns in the order of ``classes_``."""
+        check_is_fitted(self)
+        p = self._forward(X)
+        return np.column_stack([1 - p[:, 0], p[:, 0]]) if self.n_outputs_ == 1 and len(self.classes_) == 2 else p
+
+    def predict_log_proba(self, X):
+        """log(predict_proba(X)) (N, C)."""
+        proba = self.predict_proba(X)
+        return np.log(proba, out=proba)
+
+    @available_if(lambda est: est._check_solver())
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, sample_weight=None, classes=None):
+        """One epoch on X, y, going on from the last fit or partial_fit; ``classes`` (every label
+        there will be) is needed on the first call. Returns self."""
+        if _check_partial_fit_first_call(self, classes):
+            self._label_binarizer = LabelBinarizer()
+            self._label_binarizer.fit(y if type_of_target(y).startswith("multilabel") else classes)
+        return self._fit(X, y, sample_weight, incremental=True)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_label = True
+        return tags
 
 
 class MLPRegressor(RegressorMixin, MLPBase):
-    """A multilayer-perceptron regressor trained by mlp-manual's hand-written backward pass,
-    with mean squared error; y may have several columns.
-
-    ``n_outputs_`` : target columns.
+    """A multilayer-perceptron regressor trained by mlp-manual's hand-written backward pass:
+    half the squared error with an identity output, or half the Poisson deviance with an exp
+    output (``loss="poisson"``); y may have several columns.
     """
 
-    __doc__ += PARAMETERS.replace("SCORE", "R^2")
-    _loss = "mse"
+    __doc__ += described(REGRESSOR) + ATTRIBUTES
+    _parameter_constraints = constraints(REGRESSOR)
 
-    def _fit_data(self, X, y, dtype, reset, classes=None):
-        X, y = validate_data(self, X, y, reset=reset, dtype=np.dtype(dtype), multi_output=True, y_numeric=True)
-        width = 1 if y.ndim == 1 else y.shape[1]
-        if reset:
-            self.n_outputs_ = width
-        elif width != self.n_outputs_:
-            raise DataError(f"y has {width} target columns, the model was fitted with {self.n_outputs_}")
-        return X, LOSSES[self._loss].targets(y, np.dtype(dtype))
+    def __init__(self, loss="squared_error", hidden_layer_sizes=(100,), activation="relu", *, solver="adam",
+                 alpha=0.0001, batch_size="auto", learning_rate="constant", learning_rate_init=0.001, power_t=0.5,
+                 max_iter=200, shuffle=True, random_state=None, tol=1e-4, verbose=False, warm_start=False,
+                 momentum=0.9, nesterovs_momentum=True, early_stopping=False, validation_fraction=0.1, beta_1=0.9,
+                 beta_2=0.999, epsilon=1e-8, n_iter_no_change=10, max_fun=15000, dropout=0.0, normalization=None,
+                 init=None, dtype=None):
+        for name, value in locals().items():
+            if name != "self":
+                setattr(self, name, value)
 
-    def _output_width(self):
-        return LOSSES[self._loss].output_width(None, self.n_outputs_)
+    def _validate_input(self, X, y, incremental, reset):
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], multi_output=True, y_numeric=True,
+                             dtype=FLOATS, reset=reset)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
+        if self.loss == "poisson" and np.any(y < 0):
+            raise ValueError("loss='poisson' needs y >= 0; y holds negative values")
+        dtype = np.dtype(self.dtype or X.dtype)
+        return X.astype(dtype, copy=False), np.asarray(y, dtype=dtype).reshape(len(y), -1)
 
-    def _validation_score(self, row, X_val, y_val):
-        return float(r2_score(y_val, model_outputs(self.model_, X_val)))
+    def _out_activation(self):
+        return "exp" if self.loss == "poisson" else "identity"
 
-    def partial_fit(self, X, y):
-        """One epoch on (X, y), keeping the model and optimizer state of earlier calls.
+    def _targets_as_given(self, Y):
+        return Y.ravel() if Y.shape[1] == 1 else Y
 
-        Inputs: X (N, D), y (N,) or (N, K). Returns: self.
-        """
-        return self._partial_fit(X, y)
+    def _score(self, X, y, sample_weight=None):
+        return _finite_or_nan(self, X, y, sample_weight, r2_score)
+
+    def _predict(self, X, check_input=False):
+        p = self._forward(X, check_input)  # (N, K)
+        return p.ravel() if p.shape[1] == 1 else p
 
     def predict(self, X):
-        """Predictions (N,) for one target column, (N, K) for several; float64."""
-        out = self._outputs(X)  # (N, K)
-        return out[:, 0] if out.shape[1] == 1 else out
+        """Predictions (N,) for one target, (N, K) for several."""
+        check_is_fitted(self)
+        return self._predict(X, check_input=True)
+
+    @available_if(lambda est: est._check_solver())
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, sample_weight=None):
+        """One epoch on X, y, going on from the last fit or partial_fit. Returns self."""
+        return self._fit(X, y, sample_weight, incremental=True)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -81,7 +81,7 @@ def fitted_model(estimator) -> tuple:
         raise ExportError(f"{type(last).__name__} is not an mlp-manual estimator (MLPClassifier, MLPRegressor)")
     check_is_fitted(last)
     names = getattr(estimator, "feature_names_in_", None)
-    model = last.model_
+    model = last._network()  # its linear layers given coefs_ and intercepts_
     if before and isinstance(before[0][1], ColumnTransformer):
         columns, order = _columns(*before[0])
         preprocessing = columns.fold(before[1:], last.n_features_in_)

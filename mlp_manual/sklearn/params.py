@@ -1,138 +1,111 @@
-"""The Config an estimator's parameters describe: scikit-learn's names and meanings translated
-into the config's keys, checked by the config's own validation, its messages naming the
-estimator's parameters."""
+"""Every parameter of the estimators, declared once: its default, the values it takes (as
+scikit-learn's parameter validation states them, so a bad value is a ValueError naming the
+parameter) and its meaning, from which the estimators' docstrings are written. scikit-learn's
+parameters keep their names, defaults and meanings; mlp-manual's own come after them."""
+
+from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 
-from ..config import Config, config_from_dict
-from ..errors import ConfigError
-from ..optimizers import OPTIMIZERS
-from ..schedules import SCHEDULES
-
-# estimator parameter -> the config key it sets, as it is (the others are translated in _config)
-CONFIG_KEYS = {
-    "learning_rate_init": "optimizer.lr",
-    "max_iter": "training.epochs",
-    "shuffle": "training.shuffle",
-    "n_iter_no_change": "training.early_stopping.patience",
-    "tol": "training.early_stopping.min_delta",
-    "init": "model.init",
-    "dtype": "dtype",
-}
-# the solvers' own parameters, as the optimizers' options: set only for the solvers that have them
-SOLVER_OPTIONS = {"momentum": "momentum", "nesterovs_momentum": "nesterov", "beta_1": "beta1", "beta_2": "beta2",
-                  "epsilon": "eps"}
+from ..core.init import init_names
 
 
-def solver_keys(solver: str) -> dict[str, str]:
-    """scikit-learn's parameter -> the config key, for the options the optimizer ``solver`` has."""
-    options = OPTIMIZERS[solver].options if solver in OPTIMIZERS else {}
-    return {param: f"optimizer.{option}" for param, option in SOLVER_OPTIONS.items() if option in options}
-# scikit-learn's names of things mlp-manual calls otherwise
-ACTIVATIONS = {"logistic": "sigmoid"}
-AUTO_BATCH = 200  # batch_size="auto": min(200, rows), as scikit-learn's
-# parameters of scikit-learn's MLP that have no counterpart here, and why
-NOT_AVAILABLE = {
-    ("solver", "lbfgs"): "solver 'lbfgs' is not available: mlp-manual trains by backpropagation with a "
-                         f"mini-batch optimizer: {', '.join(OPTIMIZERS)}",
-    **{("learning_rate", name): f"learning_rate '{name}' is not available; use 'constant' or one of mlp-manual's "
-                                f"schedules: {', '.join(s for s in SCHEDULES if s != 'constant')}"
-       for name in ("invscaling", "adaptive")},
-}
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    default: object
+    values: list  # scikit-learn's parameter constraints
+    meaning: str
+    ours: bool = False  # mlp-manual's, not scikit-learn's
 
 
-def _plain(value):
-    """A numpy scalar (from a parameter grid, say) as the Python scalar the config accepts."""
-    return value.item() if isinstance(value, np.generic) else value
+ACTIVATION_NAMES = ("identity", "logistic", "tanh", "relu", "sigmoid", "leaky_relu", "gelu")
+STOCHASTIC = ("sgd", "adam", "adamw", "rmsprop")
+AT_LEAST_1 = Interval(Integral, 1, None, closed="left")
+NOT_NEGATIVE = Interval(Real, 0, None, closed="left")
+POSITIVE = Interval(Real, 0, None, closed="neither")
+FRACTION = Interval(Real, 0, 1, closed="left")
+
+SHARED = (
+    Parameter("hidden_layer_sizes", (100,), ["array-like", AT_LEAST_1],
+              "Units of each hidden layer; the output layer's width comes from the targets."),
+    Parameter("activation", "relu", [StrOptions(set(ACTIVATION_NAMES))],
+              "The hidden layers' activation: 'identity', 'logistic' (also 'sigmoid'), 'tanh', 'relu', and "
+              "mlp-manual's 'leaky_relu' and 'gelu'."),
+    Parameter("solver", "adam", [StrOptions({"lbfgs", *STOCHASTIC})],
+              "'lbfgs' (scipy's L-BFGS-B on the whole training set), 'sgd' (with momentum), 'adam', and "
+              "mlp-manual's 'adamw' and 'rmsprop'."),
+    Parameter("alpha", 0.0001, [NOT_NEGATIVE],
+              "L2 penalty: alpha / 2 * sum ||W||^2 divided by the batch's rows (its sample weights' sum) is "
+              "added to the batch's loss; weight matrices only."),
+    Parameter("batch_size", "auto", [StrOptions({"auto"}), AT_LEAST_1],
+              "Rows per mini-batch; 'auto' is min(200, rows); clipped to the rows. Not used by 'lbfgs'."),
+    Parameter("learning_rate", "constant", [StrOptions({"constant", "invscaling", "adaptive"})],
+              "The schedule of solver 'sgd': 'constant'; 'invscaling', learning_rate_init / (samples seen "
+              "+ 1)^power_t after each epoch; 'adaptive', divided by 5 where the stopping rule would stop, "
+              "until at most 1e-6."),
+    Parameter("learning_rate_init", 0.001, [POSITIVE], "The learning rate (the first, with a schedule)."),
+    Parameter("power_t", 0.5, [NOT_NEGATIVE], "The exponent of learning_rate='invscaling'."),
+    Parameter("max_iter", 200, [AT_LEAST_1],
+              "The most epochs (iterations for 'lbfgs') one fit trains."),
+    Parameter("shuffle", True, ["boolean"], "Shuffle the rows before each epoch."),
+    Parameter("random_state", None, ["random_state"],
+              "Seeds the initial weights, the validation split, the shuffles (and dropout); an integer "
+              "reproduces a fit."),
+    Parameter("tol", 1e-4, [NOT_NEGATIVE],
+              "The improvement that counts: the training loss must fall by tol (the validation score rise "
+              "by tol with early_stopping) within n_iter_no_change + 1 epochs, or training stops; for "
+              "'lbfgs', the gradient tolerance."),
+    Parameter("verbose", False, ["verbose"], "Print each epoch's loss (and validation score)."),
+    Parameter("warm_start", False, ["boolean"],
+              "fit goes on from the weights of the last fit instead of starting anew."),
+    Parameter("momentum", 0.9, [Interval(Real, 0, 1, closed="both")], "The momentum of solver 'sgd'."),
+    Parameter("nesterovs_momentum", True, ["boolean"], "Nesterov's momentum for solver 'sgd' (momentum > 0)."),
+    Parameter("early_stopping", False, ["boolean"],
+              "Hold out validation_fraction of the rows (stratified for a single-output classifier), "
+              "watch their score (accuracy or R^2) instead of the training loss, and keep the best "
+              "epoch's weights. Stochastic solvers."),
+    Parameter("validation_fraction", 0.1, [FRACTION], "The rows held out with early_stopping."),
+    Parameter("beta_1", 0.9, [FRACTION], "Adam's decay of its running mean of gradients."),
+    Parameter("beta_2", 0.999, [FRACTION], "Adam's decay of its running mean of squared gradients."),
+    Parameter("epsilon", 1e-8, [POSITIVE], "Adam's (and rmsprop's) guard against dividing by 0."),
+    Parameter("n_iter_no_change", 10, [AT_LEAST_1, Options(Real, {np.inf})],
+              "Epochs without improvement (see tol) tolerated; np.inf never stops early."),
+    Parameter("max_fun", 15000, [AT_LEAST_1], "The most loss evaluations of solver 'lbfgs'."),
+)
+OURS = (
+    Parameter("dropout", 0.0, [FRACTION], "p of a dropout layer after each hidden activation; 0 adds none. "
+              "Stochastic solvers.", True),
+    Parameter("normalization", None, [StrOptions({"layernorm", "rmsnorm", "batchnorm"}), None],
+              "A normalisation layer between each hidden linear layer and its activation.", True),
+    Parameter("init", None, [StrOptions(set(init_names())), None],
+              "The initialiser of the linear layers' weights (biases then start at 0); None is "
+              "scikit-learn's: W and b uniform in +-sqrt(6 / (fan_in + fan_out)) (2 for 'logistic').", True),
+    Parameter("dtype", None, [StrOptions({"float32", "float64"}), None],
+              "The dtype of the weights and of the computation; None: the input's (float64 unless X is "
+              "float32), as in scikit-learn.", True),
+)
+CLASS_WEIGHT = Parameter("class_weight", None, [dict, StrOptions({"balanced"}), None],
+                         "Weights of the classes ({label: weight}, or 'balanced': rows / (classes * rows "
+                         "of the class)), multiplying each row's sample weight.", True)
+LOSS = Parameter("loss", "squared_error", [StrOptions({"squared_error", "poisson"})],
+                 "'squared_error' (half the squared error, identity output) or 'poisson' (half the Poisson "
+                 "deviance, exp output).")
+
+CLASSIFIER = (*SHARED, CLASS_WEIGHT, *OURS)
+REGRESSOR = (LOSS, *SHARED, *OURS)
 
 
-def hidden_layers(sizes, activation, normalization, dropout) -> list[dict]:
-    """Config layer specs: for each hidden size linear, normalization (if any), activation,
-    dropout (if p > 0); then the output linear, whose width the targets decide."""
-    try:
-        sizes = list(sizes)
-    except TypeError:
-        sizes = [sizes]
-    specs = []
-    for units in sizes:
-        specs.append({"type": "linear", "units": _plain(units)})
-        if normalization is not None:
-            specs.append({"type": normalization})
-        specs.append({"type": activation})
-        if dropout:
-            specs.append({"type": "dropout", "p": _plain(dropout)})
-    return [*specs, {"type": "linear"}]
+def constraints(parameters) -> dict:
+    """scikit-learn's ``_parameter_constraints`` of ``parameters``."""
+    return {p.name: p.values for p in parameters}
 
 
-def _seed(random_state):
-    """``random_state`` as the config's seed: an integer as it is, else one drawn from it."""
-    if isinstance(random_state, (int, np.integer)):
-        return random_state
-    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-
-
-def _batch(batch_size, n_rows: int):
-    """``batch_size`` as rows: "auto" is min(200, rows), as in scikit-learn."""
-    return min(AUTO_BATCH, n_rows) if isinstance(batch_size, str) and batch_size == "auto" else _plain(batch_size)
-
-
-def estimator_config(est, n_rows: int) -> Config:
-    """The validated Config the parameters of ``est`` (an MLPClassifier or MLPRegressor)
-    describe for a fit on ``n_rows`` rows; a bad value raises ConfigError (a ValueError) naming
-    the parameter.
-
-    scikit-learn's meanings are kept: ``alpha``, the L2 penalty scikit-learn adds to the mean
-    loss of a batch as alpha / 2 * ||W||^2 / batch rows, is weight decay alpha / batch rows;
-    with ``early_stopping`` a ``validation_fraction`` of the rows is held out and training
-    stops when its loss has not fallen by ``tol`` for ``n_iter_no_change`` epochs, keeping
-    the best weights, and without it the training loss is watched the same way and the last
-    weights are kept."""
-    source = type(est).__name__
-    for (param, value), why in NOT_AVAILABLE.items():
-        if isinstance(getattr(est, param), str) and getattr(est, param) == value:
-            raise ConfigError(f"{source}: {why}")
-    batch = _batch(est.batch_size, n_rows)
-    alpha = _plain(est.alpha)
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha >= 0:
-        raise ConfigError(f"{source}: alpha must be a number >= 0, got {alpha!r}")
-    values = {key: getattr(est, param) for param, key in CONFIG_KEYS.items()}
-    values.update({key: getattr(est, param) for param, key in solver_keys(est.solver).items()})
-    values.update({
-        "seed": _seed(est.random_state), "loss": est._loss, "optimizer.name": est.solver,
-        "optimizer.weight_decay": alpha / batch if isinstance(batch, int) and batch > 0 else alpha,
-        "schedule.name": est.learning_rate, "training.batch_size": batch,
-        "data.val_fraction": est.validation_fraction if est.early_stopping else 0.0,
-        "training.early_stopping.restore_best": bool(est.early_stopping),
-        "model.layers": hidden_layers(est.hidden_layer_sizes, ACTIVATIONS.get(est.activation, est.activation),
-                                      est.normalization, est.dropout)})
-    try:
-        return config_from_dict(_nested(values), source)
-    except ConfigError as e:
-        raise ConfigError(_as_parameters(str(e), source)) from None
-
-
-def _nested(values: dict) -> dict:
-    """``{"optimizer.lr": 0.1}`` -> ``{"optimizer": {"lr": 0.1}}``, numpy scalars as Python's."""
-    raw: dict = {}
-    for key, value in values.items():
-        *sections, name = key.split(".")
-        node = raw
-        for section in sections:
-            node = node.setdefault(section, {})
-        node[name] = _plain(value)
-    return raw
-
-
-# the config keys that are not CONFIG_KEYS's or SOLVER_OPTIONS's, as the parameters that set them
-NAMED = {"optimizer.name": "solver", "optimizer.weight_decay": "alpha", "schedule.name": "learning_rate",
-         "training.batch_size": "batch_size", "data.val_fraction": "validation_fraction", "seed": "random_state"}
-
-
-def _as_parameters(message: str, source: str) -> str:
-    """A config error's ``message`` naming the estimator's parameter instead of the config key."""
-    named = {**{key: param for param, key in CONFIG_KEYS.items()},
-             **{f"optimizer.{option}": param for param, option in SOLVER_OPTIONS.items()}, **NAMED}
-    for key, param in named.items():
-        message = message.replace(f"{source}: {key} ", f"{source}: {param} ", 1)
-    return message
+def described(parameters) -> str:
+    """The Parameters section of a docstring."""
+    lines = ["", "    Parameters", "    ----------"]
+    for p in parameters:
+        lines += [f"    {p.name} : default={p.default!r}{'  (mlp-manual)' if p.ours else ''}", f"        {p.meaning}"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,66 @@
+"""scikit-learn's callbacks (``set_callbacks``, with its ``ProgressBar`` and ``ScoringMonitor``)
+during a fit: the fit is one task, each epoch (each L-BFGS iteration) a subtask, and a
+callback that asks to stop at the end of an epoch stops training there.
+
+A callback that scores the model mid-fit is given a copy of the estimator with its own copy of
+the network as it is at that moment; the copies are made only where callbacks are set.
+"""
+
+import copy
+
+import numpy as np
+
+
+def network_copy(model, arrays: bool = False):
+    """A copy of ``model`` with its own layers and parameter dicts (and its own arrays with
+    ``arrays``), without gradients or forward caches."""
+    model = copy.copy(model)
+    model.layers = [copy.copy(layer) for layer in model.layers]
+    for layer in model.layers:
+        for name, value in vars(layer).items():
+            if isinstance(value, np.ndarray) or (name in ("x", "mask", "out", "cache") and value is not None):
+                setattr(layer, name, None)
+        layer.params = {k: v.copy() if arrays else v for k, v in layer.params.items()}
+        layer.buffers = {k: v.copy() if arrays else v for k, v in layer.buffers.items()}
+        layer.grads = {}
+    return model
+
+
+class EpochHooks:
+    """The callback contexts of one fit on X, y (``max_epochs`` subtasks at most)."""
+
+    def __init__(self, est, X, y, sample_weight, max_epochs: int):
+        self.est, self.X, self.y = est, X, y
+        self.metadata = None if sample_weight is None else {"sample_weight": sample_weight}
+        self.active = bool(getattr(est, "_skl_callbacks", None))
+        self.fit = est._init_callback_context(max_subtasks=max_epochs)
+        self.fit.call_on_fit_task_begin(estimator=est, X=X, y=y, metadata=self.metadata)
+        self.epoch = None
+
+    def _snapshot(self) -> dict:
+        """What makes a copy of the estimator predict as the network does now."""
+        if not self.active:
+            return {}
+        model = network_copy(self.est.model_, arrays=True)
+        from .network import linears
+        return {"model_": model, "coefs_": [layer.params["W"] for layer in linears(model)],
+                "intercepts_": [layer.params["b"] for layer in linears(model)]}
+
+    def begin(self) -> None:
+        self.epoch = self.fit.subcontext(task_name="epoch")
+        self.epoch.call_on_fit_task_begin(estimator=self.est, X=self.X, y=self.y, metadata=self.metadata,
+                                          reconstruction_attributes=self._snapshot())
+
+    def end(self) -> bool:
+        """End the epoch; whether a callback asks to stop."""
+        stop = self.epoch.call_on_fit_task_end(estimator=self.est, X=self.X, y=self.y, metadata=self.metadata,
+                                               reconstruction_attributes=self._snapshot())
+        self.epoch = None
+        return bool(stop)
+
+    def close(self) -> None:
+        """End an epoch left open (one L-BFGS never ran, an interrupted one), then the fit."""
+        if self.epoch is not None:
+            self.epoch.call_on_fit_task_end(estimator=self.est)
+        self.fit.call_on_fit_task_end(estimator=self.est, X=self.X, y=self.y, metadata=self.metadata,
+                                      reconstruction_attributes=self._snapshot())

@@ -1,0 +1,163 @@
+"""Training by mini-batches (solvers sgd, adam and mlp-manual's adamw, rmsprop), with
+scikit-learn's rules: its learning-rate schedules, its stopping rule on ``tol`` and
+``n_iter_no_change``, its early stopping, its warnings.
+
+The stopping rule: after each epoch, the epoch counts as no improvement when the training loss
+is above the best loss so far minus ``tol`` (with ``early_stopping``: the validation score below
+the best score plus ``tol``); training stops when more than ``n_iter_no_change`` epochs in a
+row counted so. With ``learning_rate="adaptive"`` (sgd), a stop divides the learning rate by 5
+instead, until it is at most 1e-6.
+
+N = samples, D = features, K = output units.
+"""
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import train_test_split
+
+from ..training.fast_paths import fast_optimizer
+from .network import loss_and_gradients
+
+MIN_ADAPTIVE_RATE = 1e-6  # learning_rate="adaptive" stops once the rate is this small
+AUTO_BATCH = 200  # batch_size="auto" is min(200, rows)
+# scikit-learn's solver parameters -> mlp-manual's optimizer options, for the solvers that have them
+SOLVER_OPTIONS = {"sgd": {"momentum": "momentum", "nesterovs_momentum": "nesterov"},
+                  "adam": {"beta_1": "beta1", "beta_2": "beta2", "epsilon": "eps"},
+                  "adamw": {"beta_1": "beta1", "beta_2": "beta2", "epsilon": "eps"},
+                  "rmsprop": {"epsilon": "eps"}}
+
+
+class StepRule:
+    """scikit-learn's ``_optimizer``: mlp-manual's optimizer for ``est.solver`` and the
+    ``learning_rate`` it steps with now, which the sgd schedules change after each epoch."""
+
+    def __init__(self, est):
+        options = {ours: getattr(est, theirs) for theirs, ours in SOLVER_OPTIONS[est.solver].items()}
+        if est.solver == "sgd" and not est.momentum:
+            options["nesterov"] = False
+        self.optimizer = fast_optimizer(est.solver, options)
+        self.learning_rate_init = self.learning_rate = float(est.learning_rate_init)
+        self.schedule = est.learning_rate if est.solver == "sgd" else "constant"
+        self.power_t = float(est.power_t)
+
+    def step(self, parameters) -> None:
+        self.optimizer.step(parameters, self.learning_rate)
+
+    def iteration_ends(self, samples_seen: int) -> None:
+        """After each epoch: "invscaling" sets the rate to lr_init / (samples seen + 1)^power_t."""
+        if self.schedule == "invscaling":
+            self.learning_rate = self.learning_rate_init / (samples_seen + 1) ** self.power_t
+
+    def trigger_stopping(self, message: str, verbose) -> bool:
+        """Whether training stops on ``message``; "adaptive" divides the rate by 5 instead while it
+        is above 1e-6."""
+        if self.schedule != "adaptive" or self.learning_rate <= MIN_ADAPTIVE_RATE:
+            if verbose:
+                print(f"{message} Stopping.")
+            return True
+        self.learning_rate /= 5.0
+        if verbose:
+            print(f"{message} Setting learning rate to {self.learning_rate:f}")
+        return False
+
+
+def batch_rows(batch_size, n_rows: int) -> int:
+    """Rows per batch: "auto" is min(200, rows); a larger size is clipped to the rows, with a warning."""
+    if isinstance(batch_size, str):
+        return min(AUTO_BATCH, n_rows)
+    if batch_size > n_rows:
+        warnings.warn("Got `batch_size` less than 1 or larger than sample size. It is going to be clipped",
+                      UserWarning)
+    return int(np.clip(batch_size, 1, n_rows))
+
+
+def validation_split(est, X, Y, weights):
+    """(X, Y, weights) for training and the validation split (X, y as given, weights) that early
+    stopping watches (None without it): ``validation_fraction`` of the rows, stratified for a
+    single-output classifier."""
+    if not est.early_stopping:
+        return X, Y, weights, None
+    stratify = Y.astype(bool) if est._stratified_split() else None  # a class named by its label's truth
+    parts = train_test_split(X, Y, *([] if weights is None else [weights]), random_state=est._random_state,
+                             test_size=est.validation_fraction, stratify=stratify)
+    X_train, X_val, Y_train, Y_val = parts[:4]
+    w_train, w_val = parts[4:] if weights is not None else (None, None)
+    if X_val.shape[0] < 2:
+        raise ValueError("The validation set is too small. Increase 'validation_fraction' or the size of your dataset.")
+    return X_train, Y_train, w_train, (X_val, est._targets_as_given(Y_val), w_val)
+
+
+def fit_stochastic(est, X, Y: np.ndarray, weights, incremental: bool) -> None:
+    """Train ``est.model_`` on X (N, D), Y (N, K): ``max_iter`` epochs at most (one with
+    ``incremental``, partial_fit), stopping by scikit-learn's rule."""
+    if not incremental or not hasattr(est, "_optimizer"):
+        est._optimizer = StepRule(est)
+    if est.early_stopping and incremental:
+        raise ValueError("partial_fit does not support early_stopping=True")
+    X, Y, weights, validation = validation_split(est, X, Y, weights)
+    batch = batch_rows(est.batch_size, X.shape[0])
+    est.n_iter_ = 0
+    try:
+        for _ in range(est.max_iter):
+            est._hooks.begin()
+            loss = _epoch(est, X, Y, weights, batch)
+            est.n_iter_ += 1
+            est.loss_, est.t_ = loss, est.t_ + X.shape[0]
+            est.loss_curve_.append(loss)
+            if est.verbose:
+                print(f"Iteration {est.n_iter_}, loss = {loss:.8f}")
+            asked = est._hooks.end()
+            if _stops(est, validation) or asked or incremental:
+                break
+            if est.n_iter_ == est.max_iter:
+                warnings.warn(f"Stochastic Optimizer: Maximum iterations ({est.max_iter}) reached and the "
+                              "optimization hasn't converged yet.", ConvergenceWarning)
+    except KeyboardInterrupt:
+        warnings.warn("Training interrupted by user.")
+    if validation is not None:
+        est._restore_best()
+
+
+def _epoch(est, X, Y, weights, batch: int) -> float:
+    """One pass over the rows in batches, shuffled first with ``shuffle``; returns the mean of
+    the batches' losses weighted by their rows."""
+    n = X.shape[0]
+    order = np.arange(n)
+    if est.shuffle:
+        est._random_state.shuffle(order)
+    model, step, total = est.model_, est._optimizer, 0.0
+    for start in range(0, n, batch):
+        rows = order[start:start + batch] if est.shuffle else slice(start, start + batch)
+        loss = loss_and_gradients(model, est._output(), est.alpha, X[rows], Y[rows],
+                                  None if weights is None else weights[rows])
+        total += loss * (min(start + batch, n) - start)
+        step.step(model.parameters())  # the gradients the backward pass just made
+    return total / n
+
+
+def _stops(est, validation) -> bool:
+    """Count the epoch as an improvement or not, and whether training stops (scikit-learn's rule)."""
+    if validation is not None:
+        score = est._validation_score(*validation)
+        est.validation_scores_.append(score)
+        if est.verbose:
+            print(f"Validation score: {score:f}")
+        improved = not score < est.best_validation_score_ + est.tol
+        if score > est.best_validation_score_:
+            est.best_validation_score_ = score
+            est._keep_best()
+    else:
+        improved = not est.loss_curve_[-1] > est.best_loss_ - est.tol
+        est.best_loss_ = min(est.best_loss_, est.loss_curve_[-1])
+    est._no_improvement_count = 0 if improved else est._no_improvement_count + 1
+    est._optimizer.iteration_ends(est.t_)
+    if est._no_improvement_count <= est.n_iter_no_change:
+        return False
+    watched = "Validation score" if validation is not None else "Training loss"
+    message = f"{watched} did not improve more than tol={est.tol:f} for {est.n_iter_no_change} consecutive epochs."
+    if est._optimizer.trigger_stopping(message, est.verbose):
+        return True
+    est._no_improvement_count = 0
+    return False
