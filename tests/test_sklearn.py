@@ -51,6 +51,15 @@ def test_scikit_learns_own_mlp_tests_pass_against_ours(tmp_path):
     assert int(summary.split(" passed")[0].split()[-1]) >= 59  # scikit-learn 1.9.1 has 59 items
 
 
+def test_the_docs_page_lists_every_parameter_with_its_declared_meaning():
+    from mlp_manual.sklearn.params import CLASSIFIER, LOSS
+
+    page = (Path(__file__).parents[1] / "docs" / "guides" / "scikit-learn.md").read_text()
+    rows = [line.split(" | ") for line in page.splitlines() if line.startswith("| `")]
+    assert [(r[0].strip("|` "), r[1].strip("`"), r[3].rstrip(" |")) for r in rows] == [
+        (p.name, repr(p.default), p.meaning) for p in (LOSS, *CLASSIFIER)]
+
+
 def test_parameters_are_scikit_learns_then_ours():
     from sklearn.neural_network import MLPClassifier as TheirClassifier
     from sklearn.neural_network import MLPRegressor as TheirRegressor

@@ -16,7 +16,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ..options import is_integer
 from .callbacks import EpochHooks, network_copy
 from .network import attach, build_network, glorot, layer_specs, linears
-from .outputs import OUTPUTS
+from .outputs import OUTPUTS, loss_and_seed
 from .params import STOCHASTIC
 from .lbfgs import fit_lbfgs, loss_and_gradient
 from .stochastic import fit_stochastic
@@ -203,6 +203,19 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
             for layer in linears(model):
                 layer.x = None  # the rows predicted are not kept
         return self._output().activate(z)
+
+    def gradcheck(self, X, y, **settings):
+        """Check the fitted network's hand-written gradients on X (N, D), y against float64
+        central differences, as mlp-gradcheck does (``mlp_manual.gradcheck.check_model``), with
+        the estimator's own output layer and loss; ``settings`` as check_model's. Returns its
+        GradcheckReport (``print(report)`` shows the table)."""
+        from ..gradcheck.check import check_model
+
+        check_is_fitted(self)
+        X, Y = self._validate_input(X, y, incremental=True, reset=False)
+        output = self._output()
+        return check_model(self._network(), lambda z, T: loss_and_seed(output, z, T, None)[:2],
+                           X, Y.astype(np.float64), label=f"{type(self).__name__} {self.out_activation_}", **settings)
 
     def save(self, path) -> None:
         """Write the fitted network as a model file with the description of its data (task, loss,
