@@ -21,31 +21,40 @@ import numpy as np
 from ..core import sigmoid
 
 
+def _softmax_cross_entropy(z, Y):
+    # p = softmax(z); -sum_k Y log p with log p = s - log(sum(exp(s))), s = z - max(z): finite
+    # where p rounds to 0, and exp computed once
+    s = z - z.max(axis=1, keepdims=True)  # (N, K), max 0: exp cannot overflow
+    p = np.exp(s)
+    total = p.sum(axis=1, keepdims=True)  # (N, 1), at least 1
+    p /= total
+    rows = Y.sum(axis=1) * np.log(total[:, 0]) - (Y * s).sum(axis=1)  # (N,)
+    p -= Y
+    return p, rows
+
+
+def _binary_cross_entropy(z, Y):
+    # p = sigmoid(z); -[Y log p + (1 - Y) log(1 - p)],
+    # with log p = -log(1 + e^-z) and log(1 - p) = -log(1 + e^z): finite for any z
+    return sigmoid(z) - Y, (Y * np.logaddexp(0, -z) + (1 - Y) * np.logaddexp(0, z)).sum(axis=1)
+
+
+def _half_squared_error(z, Y):
+    # p = z; 1/2 sum_k (p - Y)^2
+    residual = z - Y
+    return residual, 0.5 * (residual * residual).sum(axis=1)
+
+
+def _half_poisson_deviance(z, Y):
+    # p = exp(z); Y log(Y / p) - Y + p, with Y log Y = 0 at Y = 0 and log p = z
+    p = np.exp(z)
+    y_log_y = np.where(Y > 0, Y * np.log(np.where(Y > 0, Y, 1)), 0)
+    return p - Y, (y_log_y - Y * z - Y + p).sum(axis=1)
+
+
 def _softmax(z: np.ndarray) -> np.ndarray:
     e = np.exp(z - z.max(axis=1, keepdims=True))  # (N, K), max 0: exp cannot overflow
     return e / e.sum(axis=1, keepdims=True)
-
-
-def _cross_entropy(z, p, Y):
-    # -sum_k Y log p, with log p = z - logsumexp(z): finite where p rounds to 0
-    top = z.max(axis=1, keepdims=True)
-    log_p = z - top - np.log(np.exp(z - top).sum(axis=1, keepdims=True))  # (N, K)
-    return -(Y * log_p).sum(axis=1)  # (N,)
-
-
-def _binary_cross_entropy(z, p, Y):
-    # -[Y log p + (1 - Y) log(1 - p)], with log p = -log(1 + e^-z), log(1 - p) = -log(1 + e^z)
-    return (Y * np.logaddexp(0, -z) + (1 - Y) * np.logaddexp(0, z)).sum(axis=1)  # (N,)
-
-
-def _half_squared_error(z, p, Y):
-    return 0.5 * ((p - Y) ** 2).sum(axis=1)  # (N,)
-
-
-def _half_poisson_deviance(z, p, Y):
-    # Y log(Y / p) - Y + p, with Y log Y = 0 at Y = 0 and log p = z
-    y_log_y = np.where(Y > 0, Y * np.log(np.where(Y > 0, Y, 1)), 0)
-    return (y_log_y - Y * z - Y + p).sum(axis=1)  # (N,)
 
 
 @dataclass(frozen=True)
@@ -54,13 +63,13 @@ class Output:
 
     name: str
     activate: Callable[[np.ndarray], np.ndarray]  # z (N, K) -> predictions p (N, K)
-    row_loss: Callable  # (z, p, Y) -> each row's loss (N,)
+    loss: Callable  # (z, Y) -> p - Y (N, K), a new array, and each row's loss (N,)
     loss_name: str  # scikit-learn's name of the loss
     formula: str
 
 
 OUTPUTS = {o.name: o for o in (
-    Output("softmax", _softmax, _cross_entropy, "log_loss", "loss = -sum_k Y log softmax(z)"),
+    Output("softmax", _softmax, _softmax_cross_entropy, "log_loss", "loss = -sum_k Y log softmax(z)"),
     Output("logistic", sigmoid, _binary_cross_entropy, "log_loss",
            "loss = -sum_k [Y log p + (1 - Y) log(1 - p)], p = sigmoid(z)"),
     Output("identity", lambda z: z, _half_squared_error, "squared_error", "loss = 1/2 sum_k (z - Y)^2"),
@@ -72,14 +81,14 @@ def loss_and_seed(output: Output, z: np.ndarray, Y: np.ndarray, weights: np.ndar
     """The weighted mean loss of outputs z (N, K) against targets Y (N, K), and its gradient
     with respect to z (N, K); ``weights`` (N,) or None (every row 1). Also returns the sum of
     the weights, the denominator of every gradient."""
-    p = output.activate(z)  # (N, K)
-    rows = output.row_loss(z, p, Y)  # (N,)
+    residual, rows = output.loss(z, Y)  # (N, K) p - Y, (N,)
     if weights is None:
         total = z.shape[0]
         loss = float(rows.sum(dtype=np.float64)) / total
         # fwd: loss = sum_n loss_n / N  =>  dz = (p - Y) / N
-        return loss, (p - Y) / z.dtype.type(total), total
+        residual /= z.dtype.type(total)  # in place: one pass over memory fewer a batch
+        return loss, residual, total
     total = float(weights.sum(dtype=np.float64))
     loss = float((weights * rows).sum(dtype=np.float64)) / total
     # fwd: loss = sum_n w_n loss_n / sum(w)  =>  dz = w (p - Y) / sum(w)
-    return loss, ((p - Y) * (weights / total)[:, None]).astype(z.dtype, copy=False), total
+    return loss, (residual * (weights / total)[:, None]).astype(z.dtype, copy=False), total
