@@ -124,12 +124,14 @@ def _epoch(est, X, Y, weights, batch: int) -> float:
     """One pass over the rows in batches, shuffled first with ``shuffle``; returns the mean of
     the batches' losses weighted by their rows."""
     n = X.shape[0]
-    order = np.arange(n)
     if est.shuffle:
+        order = np.arange(n)
         est._random_state.shuffle(order)
+        # one gather an epoch, then each batch a view: fewer calls than a gather a batch
+        X, Y, weights = X[order], Y[order], None if weights is None else weights[order]
     model, step, total = est.model_, est._optimizer, 0.0
     for start in range(0, n, batch):
-        rows = order[start:start + batch] if est.shuffle else slice(start, start + batch)
+        rows = slice(start, start + batch)
         loss = loss_and_gradients(model, est._output(), est.alpha, X[rows], Y[rows],
                                   None if weights is None else weights[rows])
         total += loss * (min(start + batch, n) - start)
