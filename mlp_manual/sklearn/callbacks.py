@@ -10,6 +10,8 @@ import copy
 
 import numpy as np
 
+from .network import linears
+
 
 def network_copy(model, arrays: bool = False):
     """A copy of ``model`` with its own layers and parameter dicts (and its own arrays with
@@ -42,7 +44,6 @@ class EpochHooks:
         if not self.active:
             return {}
         model = network_copy(self.est.model_, arrays=True)
-        from .network import linears
         return {"model_": model, "coefs_": [layer.params["W"] for layer in linears(model)],
                 "intercepts_": [layer.params["b"] for layer in linears(model)]}
 
