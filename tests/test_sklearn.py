@@ -100,9 +100,10 @@ def test_the_networks_loss_gradient_with_l2_and_weights_matches_central_differen
         warnings.simplefilter("ignore", ConvergenceWarning)
         est.set_params(max_iter=2, random_state=0).fit(X, y)
     Y = est._label_binarizer.transform(y) if isinstance(est, MLPClassifier) else y[:, None]
-    from mlp_manual.sklearn.lbfgs import pack
+    from mlp_manual.sklearn.flat import slots
 
-    theta, w = pack(est.model_), rng.uniform(0.5, 2, 9)
+    theta = np.concatenate([layer.params[k].ravel() for layer, k in slots(est.model_)])
+    w = rng.uniform(0.5, 2, 9)
     loss, grad = est._loss_grad_lbfgs(theta, X, Y, w)
     numeric, h = np.zeros_like(theta), 1e-6
     for i in range(theta.size):
@@ -262,3 +263,44 @@ def test_a_saved_estimator_is_a_model_file_mlp_predict_reads(tmp_path, labels):
     assert result.output.splitlines()[1:] == list(clf.predict(np.array([[1.5, 0.0], [-1.5, 0.0], [0.1, 0.0]])))
     with pytest.raises(ValueError, match="a model file has no loss for out_activation_='exp'"):
         MLPRegressor(loss="poisson", max_iter=2).fit(X, np.abs(X[:, 0])).save(tmp_path / "p.npz")
+
+
+def test_the_flat_backward_gives_the_core_backwards_gradients_bit_for_bit():
+    import copy
+
+    from mlp_manual.model import build_model
+    from mlp_manual.sklearn.flat import Flat, backward, slots
+
+    rng = np.random.default_rng(0)
+    specs = [{"type": "linear", "units": 7}, {"type": "layernorm"}, {"type": "relu"}, {"type": "linear", "units": 5},
+             {"type": "tanh"}, {"type": "linear"}]
+    model = build_model(specs, 4, 3, rng, np.float64)
+    X, dout = rng.normal(size=(6, 4)), rng.normal(size=(6, 3))
+    plain = copy.deepcopy(model)
+    plain.forward(X)
+    plain.backward(dout)
+    Flat(model)
+    model.forward(X)
+    backward(model, dout.copy())
+    for (layer, k), (twin, _) in zip(slots(model), slots(plain)):
+        assert np.array_equal(layer.grads[k], twin.grads[k]), k
+
+
+@pytest.mark.parametrize("solver", ["sgd", "nesterov", "adam"])
+def test_the_solvers_step_as_scikit_learns(solver):
+    from sklearn.neural_network._stochastic_optimizers import AdamOptimizer, SGDOptimizer
+
+    from mlp_manual.sklearn.solvers import SGD, Adam
+
+    rng = np.random.default_rng(1)
+    theta = rng.normal(size=12)
+    theirs = [theta.copy()]
+    if solver == "adam":
+        ours, reference = Adam(0.9, 0.999, 1e-8), AdamOptimizer(theirs, 0.01)
+    else:
+        ours, reference = SGD(0.9, solver == "nesterov"), SGDOptimizer(theirs, 0.01, nesterov=solver == "nesterov")
+    for _ in range(5):
+        grad = rng.normal(size=12)
+        ours.step(theta, grad, 0.01)
+        reference.update_params(theirs, [grad])
+    np.testing.assert_allclose(theta, theirs[0], rtol=1e-13, atol=1e-15)

@@ -18,6 +18,7 @@ from .callbacks import EpochHooks, network_copy
 from .network import attach, build_network, glorot, layer_specs, linears
 from .outputs import OUTPUTS, loss_and_seed
 from .params import STOCHASTIC
+from .flat import Flat, slots
 from .lbfgs import fit_lbfgs, loss_and_gradient
 from .stochastic import fit_stochastic
 
@@ -167,17 +168,22 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
         self._best_state = {k: v.copy() for k, v in self.model_.state().items()}
 
     def _restore_best(self) -> None:
-        self.model_.load_state(self._best_state)
-        self._read_back()
+        """The best epoch's parameters and buffers, copied into the network's own arrays."""
+        for name, array in self.model_.state().items():
+            array[...] = self._best_state[name]
 
     def _loss_grad_lbfgs(self, packed, X, y, sample_weight, *_work_arrays):
         """The loss on X (N, D), y (N, K) at the flat parameters ``packed`` (P,) and its gradient
-        (P,) (lbfgs.py), under scikit-learn's name and arguments (its work arrays are not needed)."""
-        self._network()
-        Y = np.asarray(y, dtype=self.model_.dtype).reshape(X.shape[0], -1)
-        loss, grad = loss_and_gradient(self, np.asarray(packed, dtype=np.float64), X, Y, sample_weight)
-        self._network()  # the network's arrays are coefs_ and intercepts_ again
-        return loss, grad
+        (P,) (lbfgs.py), under scikit-learn's name and arguments (its work arrays are not needed).
+        The network's parameters are left as they were."""
+        model = self._network()
+        before = [(layer, k, layer.params[k]) for layer, k in slots(model)]
+        Y = np.asarray(y, dtype=model.dtype).reshape(X.shape[0], -1)
+        try:
+            return loss_and_gradient(self, Flat(model), np.asarray(packed, dtype=np.float64), X, Y, sample_weight)
+        finally:
+            for layer, k, p in before:
+                layer.params[k] = p
 
     def _output(self):
         return OUTPUTS[self.out_activation_]

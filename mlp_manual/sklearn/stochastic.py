@@ -17,16 +17,11 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
-from ..training.fast_paths import fast_optimizer
-from .network import loss_and_gradients
+from .flat import Flat, loss_and_gradients
+from .solvers import solver
 
 MIN_ADAPTIVE_RATE = 1e-6  # learning_rate="adaptive" stops once the rate is this small
 AUTO_BATCH = 200  # batch_size="auto" is min(200, rows)
-# scikit-learn's solver parameters -> mlp-manual's optimizer options, for the solvers that have them
-SOLVER_OPTIONS = {"sgd": {"momentum": "momentum", "nesterovs_momentum": "nesterov"},
-                  "adam": {"beta_1": "beta1", "beta_2": "beta2", "epsilon": "eps"},
-                  "adamw": {"beta_1": "beta1", "beta_2": "beta2", "epsilon": "eps"},
-                  "rmsprop": {"epsilon": "eps"}}
 
 
 class StepRule:
@@ -34,16 +29,13 @@ class StepRule:
     ``learning_rate`` it steps with now, which the sgd schedules change after each epoch."""
 
     def __init__(self, est):
-        options = {ours: getattr(est, theirs) for theirs, ours in SOLVER_OPTIONS[est.solver].items()}
-        if est.solver == "sgd" and not est.momentum:
-            options["nesterov"] = False
-        self.optimizer = fast_optimizer(est.solver, options)
+        self.optimizer = solver(est)
         self.learning_rate_init = self.learning_rate = float(est.learning_rate_init)
         self.schedule = est.learning_rate if est.solver == "sgd" else "constant"
         self.power_t = float(est.power_t)
 
-    def step(self, parameters) -> None:
-        self.optimizer.step(parameters, self.learning_rate)
+    def step(self, flat: Flat) -> None:
+        self.optimizer.step(flat.theta, flat.grad, self.learning_rate)
 
     def iteration_ends(self, samples_seen: int) -> None:
         """After each epoch: "invscaling" sets the rate to lr_init / (samples seen + 1)^power_t."""
@@ -97,12 +89,14 @@ def fit_stochastic(est, X, Y: np.ndarray, weights, incremental: bool) -> None:
     if est.early_stopping and incremental:
         raise ValueError("partial_fit does not support early_stopping=True")
     X, Y, weights, validation = validation_split(est, X, Y, weights)
+    flat = Flat(est.model_)  # coefs_ and intercepts_ become views of flat.theta
+    est._read_back()
     batch = batch_rows(est.batch_size, X.shape[0])
     est.n_iter_ = 0
     try:
         for _ in range(est.max_iter):
             est._hooks.begin()
-            loss = _epoch(est, X, Y, weights, batch)
+            loss = _epoch(est, flat, X, Y, weights, batch)
             est.n_iter_ += 1
             est.loss_, est.t_ = loss, est.t_ + X.shape[0]
             est.loss_curve_.append(loss)
@@ -120,7 +114,7 @@ def fit_stochastic(est, X, Y: np.ndarray, weights, incremental: bool) -> None:
         est._restore_best()
 
 
-def _epoch(est, X, Y, weights, batch: int) -> float:
+def _epoch(est, flat, X, Y, weights, batch: int) -> float:
     """One pass over the rows in batches, shuffled first with ``shuffle``; returns the mean of
     the batches' losses weighted by their rows."""
     n = X.shape[0]
@@ -129,13 +123,13 @@ def _epoch(est, X, Y, weights, batch: int) -> float:
         est._random_state.shuffle(order)
         # one gather an epoch, then each batch a view: fewer calls than a gather a batch
         X, Y, weights = X[order], Y[order], None if weights is None else weights[order]
-    model, step, total = est.model_, est._optimizer, 0.0
+    model, step, output, total = est.model_, est._optimizer, est._output(), 0.0
     for start in range(0, n, batch):
         rows = slice(start, start + batch)
-        loss = loss_and_gradients(model, est._output(), est.alpha, X[rows], Y[rows],
+        loss = loss_and_gradients(model, flat, output, est.alpha, X[rows], Y[rows],
                                   None if weights is None else weights[rows])
         total += loss * (min(start + batch, n) - start)
-        step.step(model.parameters())  # the gradients the backward pass just made
+        step.step(flat)
     return total / n
 
 

@@ -1,0 +1,84 @@
+"""scikit-learn's own formulas of its two stochastic solvers, stepping every parameter at once
+as one vector (flat.py). They differ from the core's textbook forms (core/optimizers.py) where
+scikit-learn's do, so that the same data and parameters take the same steps:
+
+- sgd keeps a velocity that holds the learning rate: v = momentum * v - lr * g, then
+  p += v (Nesterov: p += momentum * v - lr * g); a rate changed by a schedule applies to new
+  gradients only.
+- adam folds both bias corrections into the rate and adds epsilon to the raw root:
+  lr_t = lr * sqrt(1 - b2^t) / (1 - b1^t),  p -= lr_t * m / (sqrt(v) + eps).
+
+Each writes into two work vectors instead of fresh temporaries (the trainer's reason,
+training/fast_paths.py). The other solvers (adamw, rmsprop) are the trainer's optimizers, given
+the vector as their one parameter.
+
+P = parameters in all.
+"""
+
+import numpy as np
+
+from ..training.fast_paths import fast_optimizer
+
+
+class SGD:
+    def __init__(self, momentum: float, nesterov: bool):
+        self.momentum, self.nesterov = float(momentum), bool(nesterov)
+        self.velocity = self.work = None
+
+    def step(self, theta: np.ndarray, grad: np.ndarray, lr: float) -> None:
+        if self.velocity is None or self.velocity.shape != theta.shape:
+            self.velocity, self.work = np.zeros_like(theta), np.empty_like(theta)
+        v, w = self.velocity, self.work
+        np.multiply(grad, lr, out=w)  # w = lr * g
+        v *= self.momentum  # v = momentum * v - lr * g
+        v -= w
+        if self.nesterov:  # p += momentum * v - lr * g
+            w *= -1
+            w += self.momentum * v
+            theta += w
+        else:  # p += v
+            theta += v
+
+
+class Adam:
+    def __init__(self, beta_1: float, beta_2: float, epsilon: float):
+        self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
+        self.t, self.m = 0, None
+
+    def step(self, theta: np.ndarray, grad: np.ndarray, lr: float) -> None:
+        if self.m is None or self.m.shape != theta.shape:
+            self.m, self.v = np.zeros_like(theta), np.zeros_like(theta)
+            self.work = np.empty_like(theta)
+        b1, b2, m, v, w = self.beta_1, self.beta_2, self.m, self.v, self.work
+        self.t += 1
+        m *= b1  # m = b1 * m + (1 - b1) * g
+        m += np.multiply(grad, 1 - b1, out=w)
+        v *= b2  # v = b2 * v + (1 - b2) * g^2
+        v += np.multiply(np.multiply(grad, grad, out=w), 1 - b2, out=w)
+        rate = lr * np.sqrt(1 - b2 ** self.t) / (1 - b1 ** self.t)  # lr_t
+        np.sqrt(v, out=w)  # p -= lr_t * m / (sqrt(v) + eps)
+        w += self.epsilon
+        np.divide(m, w, out=w)
+        w *= rate
+        theta -= w
+
+
+class Trainers:
+    """One of the trainer's optimizers, stepping the vector as its one parameter."""
+
+    def __init__(self, name: str, options: dict):
+        self.optimizer = fast_optimizer(name, options)
+
+    def step(self, theta: np.ndarray, grad: np.ndarray, lr: float) -> None:
+        self.optimizer.step([("theta", theta, grad)], lr)
+
+
+def solver(est):
+    """The optimizer of ``est.solver`` with the estimator's options."""
+    if est.solver == "sgd":
+        return SGD(est.momentum, est.nesterovs_momentum)
+    if est.solver == "adam":
+        return Adam(est.beta_1, est.beta_2, est.epsilon)
+    options = {"beta1": est.beta_1, "beta2": est.beta_2, "eps": est.epsilon} if est.solver == "adamw" else \
+        {"eps": est.epsilon}
+    return Trainers(est.solver, options)
