@@ -304,3 +304,33 @@ def test_the_solvers_step_as_scikit_learns(solver):
         ours.step(theta, grad, 0.01)
         reference.update_params(theirs, [grad])
     np.testing.assert_allclose(theta, theirs[0], rtol=1e-13, atol=1e-15)
+
+
+def test_scikit_learns_scoring_monitor_scores_every_epoch():
+    pytest.importorskip("pandas")
+    from sklearn.callback import ScoringMonitor
+
+    X, y = load_iris(return_X_y=True)
+    monitor = ScoringMonitor(scoring="accuracy")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = MLPClassifier(max_iter=6, learning_rate_init=0.05, random_state=0).set_callbacks(monitor).fit(X, y)
+    logs = monitor.get_logs().data_as_pandas
+    epochs = logs[logs.task_name == "epoch"]
+    assert epochs.task_id.tolist() == list(range(6))
+    assert epochs.accuracy.iloc[-1] == logs[logs.task_name == "fit"].accuracy.iloc[0] == clf.score(X, y)
+
+
+def test_explain_walks_the_fitted_network_and_writes_its_page(tmp_path):
+    X, y = load_iris(return_X_y=True)
+    clf = MLPClassifier(hidden_layer_sizes=(4,), solver="lbfgs", max_iter=30, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf.fit(X, y)
+    text = clf.explain(X, y, rows=2)
+    assert text.splitlines()[0].startswith("MLPClassifier: rows ") and "loss softmax_cross_entropy" in text
+    assert re.search(r"^(\d+) of \1 gradient steps agree", text, re.MULTILINE)
+    assert clf.explain(X, y, html=tmp_path / "pass.html") == str(tmp_path / "pass.html")
+    assert "fitted weights" in (tmp_path / "pass.html").read_text()
+    with pytest.raises(ValueError, match="a model file has no loss"):
+        MLPRegressor(loss="poisson", max_iter=2).fit(X, y).explain(X, y)

@@ -16,7 +16,8 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ..options import is_integer
 from .callbacks import EpochHooks, network_copy
 from .network import attach, build_network, glorot, layer_specs, linears
-from .outputs import OUTPUTS, loss_and_seed
+from . import inspection
+from .outputs import OUTPUTS
 from .params import STOCHASTIC
 from .flat import Flat, slots
 from .lbfgs import fit_lbfgs, loss_and_gradient
@@ -212,16 +213,18 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
 
     def gradcheck(self, X, y, **settings):
         """Check the fitted network's hand-written gradients on X (N, D), y against float64
-        central differences, as mlp-gradcheck does (``mlp_manual.gradcheck.check_model``), with
-        the estimator's own output layer and loss; ``settings`` as check_model's. Returns its
-        GradcheckReport (``print(report)`` shows the table)."""
-        from ..gradcheck.check import check_model
-
+        central differences, as mlp-gradcheck does, with the estimator's own output layer and
+        loss; ``settings`` as ``mlp_manual.gradcheck.check_model``'s. Returns its GradcheckReport
+        (``print(report)`` shows the table)."""
         check_is_fitted(self)
-        X, Y = self._validate_input(X, y, incremental=True, reset=False)
-        output = self._output()
-        return check_model(self._network(), lambda z, T: loss_and_seed(output, z, T, None)[:2],
-                           X, Y.astype(np.float64), label=f"{type(self).__name__} {self.out_activation_}", **settings)
+        return inspection.gradcheck(self, X, y, **settings)
+
+    def explain(self, X, y, *, rows: int = 4, seed: int = 0, html=None) -> str:
+        """mlp-explain on the fitted network: the forward and backward pass on ``rows`` rows of
+        X, y drawn by ``seed``, each gradient's formula, values and finite-difference check, as
+        text; with ``html=PATH``, the stepping page written there (its path is returned)."""
+        check_is_fitted(self)
+        return inspection.explain(self, X, y, rows, seed, html)
 
     def save(self, path) -> None:
         """Write the fitted network as a model file with the description of its data (task, loss,

@@ -24,7 +24,8 @@ def network_copy(model, arrays: bool = False):
                 setattr(layer, name, None)
         layer.params = {k: v.copy() if arrays else v for k, v in layer.params.items()}
         layer.buffers = {k: v.copy() if arrays else v for k, v in layer.buffers.items()}
-        layer.grads = {}
+        # a pickle's copy carries no gradients (set again on loading); a snapshot that predicts has zeros
+        layer.grads = {k: np.zeros_like(v) for k, v in layer.params.items()} if arrays else {}
     return model
 
 
