@@ -334,3 +334,16 @@ def test_explain_walks_the_fitted_network_and_writes_its_page(tmp_path):
     assert "fitted weights" in (tmp_path / "pass.html").read_text()
     with pytest.raises(ValueError, match="a model file has no loss"):
         MLPRegressor(loss="poisson", max_iter=2).fit(X, y).explain(X, y)
+
+
+def test_a_large_x_gathered_a_batch_at_a_time_trains_as_a_small_one(monkeypatch):
+    from mlp_manual.sklearn import stochastic
+
+    X, y = load_iris(return_X_y=True)
+    params = dict(max_iter=4, batch_size=32, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        whole = MLPClassifier(**params).fit(X, y).predict_proba(X)
+        monkeypatch.setattr(stochastic, "WHOLE_GATHER", 0)
+        batches = MLPClassifier(**params).fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(whole, batches)

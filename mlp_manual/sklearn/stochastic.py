@@ -22,6 +22,9 @@ from .solvers import solver
 
 MIN_ADAPTIVE_RATE = 1e-6  # learning_rate="adaptive" stops once the rate is this small
 AUTO_BATCH = 200  # batch_size="auto" is min(200, rows)
+# up to this size the shuffled rows are gathered once an epoch; a larger X is gathered a batch at
+# a time, so that training never holds a second copy of it
+WHOLE_GATHER = 16 * 2**20
 
 
 class StepRule:
@@ -117,20 +120,26 @@ def fit_stochastic(est, X, Y: np.ndarray, weights, incremental: bool) -> None:
 def _epoch(est, flat, X, Y, weights, batch: int) -> float:
     """One pass over the rows in batches, shuffled first with ``shuffle``; returns the mean of
     the batches' losses weighted by their rows."""
-    n = X.shape[0]
+    n, order = X.shape[0], None
     if est.shuffle:
         order = np.arange(n)
         est._random_state.shuffle(order)
-        # one gather an epoch, then each batch a view: fewer calls than a gather a batch
-        X, Y, weights = X[order], Y[order], None if weights is None else weights[order]
+        if _nbytes(X) <= WHOLE_GATHER:
+            # one gather an epoch, then each batch a view: fewer calls than a gather a batch
+            X, Y, weights = X[order], Y[order], None if weights is None else weights[order]
+            order = None
     model, step, output, total = est.model_, est._optimizer, est._output(), 0.0
     for start in range(0, n, batch):
-        rows = slice(start, start + batch)
+        rows = slice(start, start + batch) if order is None else order[start:start + batch]
         loss = loss_and_gradients(model, flat, output, est.alpha, X[rows], Y[rows],
                                   None if weights is None else weights[rows])
         total += loss * (min(start + batch, n) - start)
         step.step(flat)
     return total / n
+
+
+def _nbytes(X) -> int:
+    return X.data.nbytes if hasattr(X, "tocsr") else X.nbytes  # a SciPy sparse matrix: its entries
 
 
 def _stops(est, validation) -> bool:
