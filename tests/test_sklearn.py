@@ -347,3 +347,28 @@ def test_a_large_x_gathered_a_batch_at_a_time_trains_as_a_small_one(monkeypatch)
         monkeypatch.setattr(stochastic, "WHOLE_GATHER", 0)
         batches = MLPClassifier(**params).fit(X, y).predict_proba(X)
     np.testing.assert_array_equal(whole, batches)
+
+
+def test_ctrl_c_mid_fit_keeps_the_weights_reached_and_wrong_coefs_are_named():
+    class InterruptAtThirdEpoch:
+        def setup(self, estimator, context):
+            self.fired = False
+
+        def on_fit_task_begin(self, estimator, context):
+            pass
+
+        def on_fit_task_end(self, estimator, context, **kwargs):
+            if context.task_name == "epoch" and context.task_id == 2 and not self.fired:
+                self.fired = True
+                raise KeyboardInterrupt
+
+        def teardown(self, estimator, context):
+            pass
+
+    X, y = load_iris(return_X_y=True)
+    with pytest.warns(UserWarning, match="Training interrupted by user"):
+        clf = MLPClassifier(max_iter=10, random_state=0).set_callbacks(InterruptAtThirdEpoch()).fit(X, y)
+    assert clf.n_iter_ == 3 and len(clf.loss_curve_) == 3 and clf.predict(X).shape == (150,)
+    clf.coefs_[0] = np.ones((2, 100))
+    with pytest.raises(ValueError, match=r"coefs_ and intercepts_ must have the shapes \[\(4, 100\), \(100, 3\)\]"):
+        clf.predict(X)

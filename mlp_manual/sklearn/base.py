@@ -157,6 +157,11 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
             for i, a in enumerate(arrays):
                 if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == ndim):
                     arrays[i] = np.asarray(a, dtype=dtype).reshape(np.shape(a) if ndim == 2 else -1)
+        shapes = [(layer.in_features, layer.out_features) for layer in linears(self.model_)]
+        if [c.shape for c in self.coefs_] != shapes or [b.shape for b in self.intercepts_] != [(w,) for _, w in shapes]:
+            raise ValueError(f"coefs_ and intercepts_ must have the shapes {shapes} and {[(w,) for _, w in shapes]} "
+                             f"of the network, got {[c.shape for c in self.coefs_]} and "
+                             f"{[b.shape for b in self.intercepts_]}")
         attach(self.model_, self.coefs_, self.intercepts_)
         return self.model_
 

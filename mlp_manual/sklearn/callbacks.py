@@ -55,9 +55,9 @@ class EpochHooks:
 
     def end(self) -> bool:
         """End the epoch; whether a callback asks to stop."""
-        stop = self.epoch.call_on_fit_task_end(estimator=self.est, X=self.X, y=self.y, metadata=self.metadata,
-                                               reconstruction_attributes=self._snapshot())
-        self.epoch = None
+        epoch, self.epoch = self.epoch, None  # ended, even where a callback raises
+        stop = epoch.call_on_fit_task_end(estimator=self.est, X=self.X, y=self.y, metadata=self.metadata,
+                                          reconstruction_attributes=self._snapshot())
         return bool(stop)
 
     def close(self) -> None:
