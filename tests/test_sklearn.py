@@ -372,3 +372,61 @@ def test_ctrl_c_mid_fit_keeps_the_weights_reached_and_wrong_coefs_are_named():
     clf.coefs_[0] = np.ones((2, 100))
     with pytest.raises(ValueError, match=r"coefs_ and intercepts_ must have the shapes \[\(4, 100\), \(100, 3\)\]"):
         clf.predict(X)
+
+
+def test_one_class_probabilities_are_the_class_s_as_in_scikit_learn():
+    from sklearn.neural_network import MLPClassifier as TheirClassifier
+
+    X = np.random.default_rng(0).normal(size=(60, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ours = MLPClassifier((5,), max_iter=50, random_state=0).fit(X, ["a"] * 60)
+        theirs = TheirClassifier((5,), max_iter=50, random_state=0).fit(X, ["a"] * 60)
+    np.testing.assert_allclose(ours.predict_proba(X)[:, 0], theirs.predict_proba(X)[:, 0], rtol=1e-6)
+    with pytest.raises(ValueError, match="a model file has no loss .* one class"):
+        ours.model_info()
+
+
+def test_a_changed_network_setting_is_named_not_ignored():
+    X, y = load_iris(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = MLPClassifier((5,), max_iter=3, warm_start=True, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="activation='tanh', but the fitted network was built with activation='relu'"):
+        clf.set_params(activation="tanh").fit(X, y)
+    with pytest.raises(ValueError, match="dropout=0.5, but the fitted network was built with dropout=0.0"):
+        clf.set_params(activation="relu", dropout=0.5).predict(X)
+
+
+def test_predict_keeps_no_rows_and_a_batch_of_zero_weight_is_named():
+    X, y = load_iris(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = MLPClassifier((8,), max_iter=3, normalization="layernorm", random_state=0).fit(X, y)
+    clf.predict(X)
+    held = [name for layer in clf.model_.layers for name, v in vars(layer).items()
+            if name not in ("params", "grads", "buffers") and isinstance(v, np.ndarray)]
+    assert held == []
+    with pytest.raises(ValueError, match="the sample weights of a batch of 10 rows sum to 0"):
+        MLPClassifier(max_iter=2, batch_size=10, shuffle=False).fit(X, y, sample_weight=np.r_[np.zeros(10), np.ones(140)])
+
+
+def test_a_callback_stopping_lbfgs_is_no_failure_to_converge():
+    class StopAtTwo:
+        def setup(self, estimator, context):
+            pass
+
+        def on_fit_task_begin(self, estimator, context):
+            pass
+
+        def on_fit_task_end(self, estimator, context, **kwargs):
+            return context.task_name == "epoch" and context.task_id == 1
+
+        def teardown(self, estimator, context):
+            pass
+
+    X, y = load_iris(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        clf = MLPClassifier(solver="lbfgs", max_iter=50, random_state=0).set_callbacks(StopAtTwo()).fit(X, y)
+    assert clf.n_iter_ == 2 and clf.loss_ == clf.loss_curve_[-1]

@@ -15,7 +15,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ..options import is_integer
 from .callbacks import EpochHooks, network_copy
-from .network import attach, build_network, glorot, layer_specs, linears
+from .network import attach, build_network, drop_caches, glorot, linears
 from . import inspection
 from .outputs import OUTPUTS
 from .params import STOCHASTIC
@@ -24,9 +24,8 @@ from .lbfgs import fit_lbfgs, loss_and_gradient
 from .stochastic import fit_stochastic
 
 FLOATS = (np.float64, np.float32)
-# (out_activation_, one output or not logistic) -> the loss a model file names for it
-MODEL_FILE_LOSSES = {("softmax", True): "softmax_cross_entropy", ("logistic", True): "bce_with_logits",
-                     ("identity", True): "mse"}
+# out_activation_ -> the loss a model file names for it (a logistic output only with one unit, two classes)
+MODEL_FILE_LOSSES = {"softmax": "softmax_cross_entropy", "logistic": "bce_with_logits", "identity": "mse"}
 NON_FINITE = ("Solver produced non-finite parameter weights. The input data may contain large values and need to "
               "be preprocessed.")
 
@@ -115,8 +114,8 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
         dtype = np.dtype(self.dtype or dtype)
         seeded = self.dropout or self.init is not None  # a generator of mlp-manual's is drawn
         rng = np.random.default_rng(self._random_state.randint(np.iinfo(np.int32).max) if seeded else 0)
-        self.model_ = build_network(layer_specs(units[1:-1], self.activation, self.normalization, self.dropout),
-                                    units, rng, dtype, self.init or "he_uniform")
+        self.model_ = build_network(self, units, rng, dtype)
+        self._structure = {**self._structure_now(), "dtype": str(np.dtype(dtype))}
         if self.init is None:
             for layer in linears(self.model_):
                 layer.params["W"], layer.params["b"] = glorot(self._random_state, layer.in_features,
@@ -138,8 +137,7 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
         model = getattr(self, "model_", None)
         if model is None or [(layer.in_features, layer.out_features) for layer in linears(model)] != shapes:
             dtype = np.dtype(self.dtype or np.asarray(self.coefs_[0]).dtype)
-            self.model_ = build_network(layer_specs(units[1:-1], self.activation, self.normalization, self.dropout),
-                                        units, np.random.default_rng(0), dtype, self.init or "he_uniform")
+            self.model_ = build_network(self, units, np.random.default_rng(0), dtype)
         self.n_layers_ = len(units)
         self.out_activation_ = getattr(self, "out_activation_", None) or self._out_activation()
         for name, value in (("t_", 0), ("loss_curve_", []), ("_no_improvement_count", 0), ("n_iter_", 0)):
@@ -152,6 +150,12 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
     def _network(self):
         """The model, its linear layers given ``coefs_`` and ``intercepts_`` (arrays in its dtype:
         a list or another dtype assigned to them is converted, in place of the entry)."""
+        built = getattr(self, "_structure", None)  # None where coefs_ were set by hand before a first fit
+        if built is not None:
+            for name, value in self._structure_now().items():
+                if value != built[name] and not (name == "dtype" and value is None):
+                    raise ValueError(f"{name}={value!r}, but the fitted network was built with {name}={built[name]!r}: "
+                                     f"set it back, or fit anew (warm_start=False) to build a new network")
         dtype = self.model_.dtype
         for arrays, ndim in ((self.coefs_, 2), (self.intercepts_, 1)):
             for i, a in enumerate(arrays):
@@ -164,6 +168,11 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
                              f"{[b.shape for b in self.intercepts_]}")
         attach(self.model_, self.coefs_, self.intercepts_)
         return self.model_
+
+    def _structure_now(self) -> dict:
+        """The parameters that decide the network's layers beside hidden_layer_sizes."""
+        return {"activation": self.activation, "normalization": self.normalization, "dropout": self.dropout,
+                "dtype": self.dtype and str(np.dtype(self.dtype))}
 
     def _read_back(self) -> None:
         """``coefs_`` and ``intercepts_`` as the network's arrays now."""
@@ -212,8 +221,7 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
             z = model.forward(X.astype(model.dtype, copy=False))  # (N, K)
         finally:
             model.train()
-            for layer in linears(model):
-                layer.x = None  # the rows predicted are not kept
+            drop_caches(model)  # the rows predicted are not kept
         return self._output().activate(z)
 
     def gradcheck(self, X, y, **settings):
@@ -249,10 +257,10 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
         from ..predict.model_info import ModelInfo
 
         check_is_fitted(self)
-        loss = MODEL_FILE_LOSSES.get((self.out_activation_, self.n_outputs_ == 1 or self.out_activation_ != "logistic"))
-        if loss is None:
+        loss = MODEL_FILE_LOSSES.get(self.out_activation_)
+        if loss is None or (loss == "bce_with_logits" and (self.n_outputs_ != 1 or len(self.classes_) != 2)):
             raise ValueError(f"a model file has no loss for out_activation_={self.out_activation_!r} with "
-                             f"{self.n_outputs_} outputs (multilabel targets, loss='poisson')")
+                             f"{self.n_outputs_} outputs (multilabel targets, one class, loss='poisson')")
         classes = None
         if hasattr(self, "classes_"):
             labels = [c.item() if hasattr(c, "item") else c for c in self.classes_]
@@ -277,7 +285,7 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for layer in getattr(self, "model_", None).layers if hasattr(self, "model_") else ():
+        for layer in self.model_.layers if hasattr(self, "model_") else ():
             layer.grads = {k: np.zeros_like(v) for k, v in layer.params.items()}
 
     def __sklearn_tags__(self):

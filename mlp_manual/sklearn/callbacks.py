@@ -10,7 +10,7 @@ import copy
 
 import numpy as np
 
-from .network import linears
+from .network import drop_caches, linears
 
 
 def network_copy(model, arrays: bool = False):
@@ -18,10 +18,8 @@ def network_copy(model, arrays: bool = False):
     ``arrays``), without gradients or forward caches."""
     model = copy.copy(model)
     model.layers = [copy.copy(layer) for layer in model.layers]
+    drop_caches(model)
     for layer in model.layers:
-        for name, value in vars(layer).items():
-            if isinstance(value, np.ndarray) or (name in ("x", "mask", "out", "cache") and value is not None):
-                setattr(layer, name, None)
         layer.params = {k: v.copy() if arrays else v for k, v in layer.params.items()}
         layer.buffers = {k: v.copy() if arrays else v for k, v in layer.buffers.items()}
         # a pickle's copy carries no gradients (set again on loading); a snapshot that predicts has zeros

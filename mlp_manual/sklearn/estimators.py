@@ -116,8 +116,10 @@ class MLPClassifier(ClassifierMixin, MLPBase):
     def predict_proba(self, X):
         """Probabilities (N, C), columns in the order of ``classes_``."""
         check_is_fitted(self)
-        p = self._forward(X)
-        return np.column_stack([1 - p[:, 0], p[:, 0]]) if self.n_outputs_ == 1 and len(self.classes_) == 2 else p
+        p = self._forward(X)  # (N, C), or (N, 1): the probability of the binarizer's positive label
+        if self.n_outputs_ == 1 and len(self.classes_) == 2:
+            return np.column_stack([1 - p[:, 0], p[:, 0]])
+        return 1 - p if len(self.classes_) == 1 else p  # one class: the binarizer encodes it as 0
 
     def predict_log_proba(self, X):
         """log(predict_proba(X)) (N, C)."""

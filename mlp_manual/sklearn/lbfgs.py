@@ -32,23 +32,25 @@ def fit_lbfgs(est, X, Y: np.ndarray, weights) -> None:
         raise ValueError("solver='lbfgs' needs the same loss at every evaluation; dropout > 0 needs a "
                          "stochastic solver ('sgd' or 'adam')")
     flat = Flat(est.model_)
-    est.n_iter_ = 0
+    est.n_iter_, stopped = 0, []
 
     def each_iteration(intermediate_result):
         est.n_iter_ += 1
-        est.loss_curve_.append(float(intermediate_result.fun))
+        est.loss_ = float(intermediate_result.fun)
+        est.loss_curve_.append(est.loss_)
         if est.verbose:
-            print(f"Iteration {est.n_iter_}, loss = {intermediate_result.fun:.8f}")
+            print(f"Iteration {est.n_iter_}, loss = {est.loss_:.8f}")
         if est._hooks.end():
+            stopped.append(True)
             raise StopIteration  # scipy ends the minimisation
         est._hooks.begin()
 
-    theta = flat.theta.astype(np.float64)
-    est._hooks.begin()
     try:
+        est._hooks.begin()
         result = scipy.optimize.minimize(
-            lambda t: loss_and_gradient(est, flat, t, X, Y, weights), theta, method="L-BFGS-B", jac=True,
-            callback=each_iteration, options={"maxfun": est.max_fun, "maxiter": est.max_iter, "gtol": est.tol})
+            lambda t: loss_and_gradient(est, flat, t, X, Y, weights), flat.theta.astype(np.float64),
+            method="L-BFGS-B", jac=True, callback=each_iteration,
+            options={"maxfun": est.max_fun, "maxiter": est.max_iter, "gtol": est.tol})
     except KeyboardInterrupt:
         warnings.warn("Training interrupted by user.")
         flat.point(flat.theta.copy())  # the last parameters tried, as arrays of their own
@@ -56,6 +58,6 @@ def fit_lbfgs(est, X, Y: np.ndarray, weights) -> None:
     flat.point(result.x.astype(flat.theta.dtype))
     est.loss_ = float(result.fun)
     est.n_iter_ = min(int(result.nit), est.max_iter)
-    if result.status != 0:
+    if result.status != 0 and not stopped:  # a callback's stop is no failure to converge
         warnings.warn(f"lbfgs failed to converge after {result.nit} iterations (status={result.status}): "
                       f"{result.message}. Increase max_iter or max_fun, or scale the data.", ConvergenceWarning)

@@ -1,6 +1,6 @@
 """The network an estimator trains: mlp-manual layers whose linear weights are the arrays of
-scikit-learn's ``coefs_`` and ``intercepts_``, its initialisation, and the loss and gradients
-of one batch, computed by the layers' hand-written backward passes.
+scikit-learn's ``coefs_`` and ``intercepts_``, and scikit-learn's initialisation of them. (The
+loss and gradients of a batch: flat.py.)
 
 ``coefs_[i]`` (D_i, D_i+1) and ``intercepts_[i]`` (D_i+1,) are the ``W`` and ``b`` of the i-th
 linear layer, the same arrays: an optimizer step moves both, and ``attach`` makes arrays a
@@ -41,13 +41,24 @@ def glorot(random_state: np.random.RandomState, fan_in: int, fan_out: int, activ
     return W.astype(dtype, copy=False), b.astype(dtype, copy=False)
 
 
-def build_network(specs: list[dict], units: list[int], rng: np.random.Generator, dtype, init: str) -> Model:
-    """The model of ``specs`` for ``units`` = [D, hidden sizes..., K]; its linear layers'
-    weights drawn by ``init`` (replaced by ``attach`` where scikit-learn's are used)."""
-    return build_model(specs, units[0], units[-1], rng, np.dtype(dtype), init)
+def build_network(est, units: list[int], rng: np.random.Generator, dtype) -> Model:
+    """The model the parameters of ``est`` describe for ``units`` = [D, hidden sizes..., K]; its
+    linear layers' weights drawn by ``est.init`` (replaced by scikit-learn's when it is None)."""
+    specs = layer_specs(units[1:-1], est.activation, est.normalization, est.dropout)
+    return build_model(specs, units[0], units[-1], rng, np.dtype(dtype), est.init or "he_uniform")
+
+
+def drop_caches(model: Model) -> None:
+    """Forget what each layer's forward kept for its backward (the rows it last saw): every
+    array a layer holds beside its params, grads and buffers."""
+    for layer in model.layers:
+        for name, value in vars(layer).items():
+            if name not in ("params", "grads", "buffers") and (isinstance(value, np.ndarray) or hasattr(value, "tocsr")):
+                setattr(layer, name, None)
 
 
 def linears(model: Model) -> list[Linear]:
+    """The model's linear layers, in order: coefs_[i] is the W of the i-th."""
     return [layer for layer in model.layers if isinstance(layer, Linear)]
 
 

@@ -8,7 +8,7 @@ input z is the prediction minus the target, so one backward seed serves all four
     dz = w * (p - Y) / sum(w)      (w = 1 for every row without sample weights)
 
 Losses are weighted means over the rows of a sum over the outputs, as scikit-learn's, plus
-nothing else (the L2 term is added by network.py).
+nothing else (the L2 term is added by flat.py).
 
 N = samples, K = output units.
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core import sigmoid
+from ..core import Softmax, sigmoid
 
 
 def _softmax_cross_entropy(z, Y):
@@ -52,11 +52,6 @@ def _half_poisson_deviance(z, Y):
     return p - Y, (y_log_y - Y * z - Y + p).sum(axis=1)
 
 
-def _softmax(z: np.ndarray) -> np.ndarray:
-    e = np.exp(z - z.max(axis=1, keepdims=True))  # (N, K), max 0: exp cannot overflow
-    return e / e.sum(axis=1, keepdims=True)
-
-
 @dataclass(frozen=True)
 class Output:
     """An output layer (scikit-learn's ``out_activation_``) and the loss paired with it."""
@@ -69,7 +64,7 @@ class Output:
 
 
 OUTPUTS = {o.name: o for o in (
-    Output("softmax", _softmax, _softmax_cross_entropy, "log_loss", "loss = -sum_k Y log softmax(z)"),
+    Output("softmax", lambda z: Softmax().forward(z), _softmax_cross_entropy, "log_loss", "loss = -sum_k Y log softmax(z)"),
     Output("logistic", sigmoid, _binary_cross_entropy, "log_loss",
            "loss = -sum_k [Y log p + (1 - Y) log(1 - p)], p = sigmoid(z)"),
     Output("identity", lambda z: z, _half_squared_error, "squared_error", "loss = 1/2 sum_k (z - Y)^2"),
@@ -89,6 +84,9 @@ def loss_and_seed(output: Output, z: np.ndarray, Y: np.ndarray, weights: np.ndar
         residual /= z.dtype.type(total)  # in place: one pass over memory fewer a batch
         return loss, residual, total
     total = float(weights.sum(dtype=np.float64))
+    if not total > 0:
+        raise ValueError(f"the sample weights of a batch of {len(weights)} rows sum to {total:g}; every batch needs "
+                         "a positive sum (shuffle, or give positive weights)")
     loss = float((weights * rows).sum(dtype=np.float64)) / total
     # fwd: loss = sum_n w_n loss_n / sum(w)  =>  dz = w (p - Y) / sum(w)
     return loss, (residual * (weights / total)[:, None]).astype(z.dtype, copy=False), total

@@ -21,6 +21,8 @@ from ..training.fast_paths import fast_optimizer
 
 
 class SGD:
+    """scikit-learn's sgd: ``step(theta, grad, lr)`` moves theta (P,) in place by grad (P,)."""
+
     def __init__(self, momentum: float, nesterov: bool):
         self.momentum, self.nesterov = float(momentum), bool(nesterov)
         self.velocity = self.work = None
@@ -41,6 +43,8 @@ class SGD:
 
 
 class Adam:
+    """scikit-learn's adam: ``step(theta, grad, lr)`` moves theta (P,) in place by grad (P,)."""
+
     def __init__(self, beta_1: float, beta_2: float, epsilon: float):
         self.beta_1, self.beta_2, self.epsilon = float(beta_1), float(beta_2), float(epsilon)
         self.t, self.m = 0, None
@@ -63,13 +67,14 @@ class Adam:
         theta -= w
 
 
-class Trainers:
+class TrainerOptimizer:
     """One of the trainer's optimizers, stepping the vector as its one parameter."""
 
     def __init__(self, name: str, options: dict):
         self.optimizer = fast_optimizer(name, options)
 
     def step(self, theta: np.ndarray, grad: np.ndarray, lr: float) -> None:
+        """Move theta (P,) in place by grad (P,)."""
         self.optimizer.step([("theta", theta, grad)], lr)
 
 
@@ -81,4 +86,4 @@ def solver(est):
         return Adam(est.beta_1, est.beta_2, est.epsilon)
     options = {"beta1": est.beta_1, "beta2": est.beta_2, "eps": est.epsilon} if est.solver == "adamw" else \
         {"eps": est.epsilon}
-    return Trainers(est.solver, options)
+    return TrainerOptimizer(est.solver, options)
