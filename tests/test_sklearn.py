@@ -31,7 +31,7 @@ THEIR_IMPORT = "from sklearn.neural_network import MLPClassifier, MLPRegressor"
 
 
 @parametrize_with_checks([
-    MLPClassifier(), MLPRegressor(), MLPRegressor(solver="lbfgs"), MLPClassifier(class_weight="balanced"),
+    MLPClassifier(), MLPRegressor(), MLPRegressor(solver="lbfgs"), MLPClassifier(class_weight="balanced", solver="lbfgs", alpha=1.0),
     MLPClassifier(normalization="layernorm", activation="gelu", solver="adamw"),
 ])
 def test_scikit_learn_estimator_checks(estimator, check):
@@ -55,7 +55,9 @@ def test_the_docs_page_lists_every_parameter_with_its_declared_meaning():
     from mlp_manual.sklearn.params import CLASSIFIER, LOSS
 
     page = (Path(__file__).parents[1] / "docs" / "guides" / "scikit-learn.md").read_text()
-    rows = [line.split(" | ") for line in page.splitlines() if line.startswith("| `")]
+    lines = [line for line in page.splitlines() if line.startswith("| `")]
+    assert all(line.count("|") == 5 for line in lines)  # four cells: a "|" in a meaning would split one
+    rows = [line.split(" | ") for line in lines]
     assert [(r[0].strip("|` "), r[1].strip("`"), r[3].rstrip(" |")) for r in rows] == [
         (p.name, repr(p.default), p.meaning) for p in (LOSS, *CLASSIFIER)]
 
@@ -430,3 +432,57 @@ def test_a_callback_stopping_lbfgs_is_no_failure_to_converge():
         warnings.simplefilter("error", ConvergenceWarning)
         clf = MLPClassifier(solver="lbfgs", max_iter=50, random_state=0).set_callbacks(StopAtTwo()).fit(X, y)
     assert clf.n_iter_ == 2 and clf.loss_ == clf.loss_curve_[-1]
+
+
+def test_threads_predict_at_once_without_touching_the_fitted_network():
+    from concurrent.futures import ThreadPoolExecutor
+
+    X, y = load_iris(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = MLPClassifier((16,), max_iter=5, normalization="batchnorm", random_state=0).fit(X, y)
+    before = {k: v.copy() for k, v in clf.model_.state().items()}
+    expected = clf.predict_proba(X[:7])
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: clf.predict_proba(X[:7]), range(400)))
+    assert all(np.array_equal(r, expected) for r in results)
+    assert all(np.array_equal(v, before[k]) for k, v in clf.model_.state().items())  # running statistics too
+    assert all(layer.training for layer in clf.model_.layers)
+
+
+def test_partial_fit_refuses_balanced_class_weight_and_inspection_takes_any_rows():
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="class_weight='balanced' is not supported by partial_fit"):
+        MLPClassifier(class_weight="balanced").partial_fit(X, y, classes=[0, 1, 2])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = MLPClassifier((5,), max_iter=3, warm_start=True, random_state=0).fit(X, y)
+    assert clf.gradcheck(X[:10], y[:10]).passed  # rows of one class: no warm-start class check
+    assert "rows" in clf.explain(X[:10], y[:10], rows=2)
+
+
+def test_lbfgs_keeps_no_best_loss_and_tuples_of_coefs_are_taken():
+    X, y = make_regression(n_samples=40, n_features=3, random_state=0)
+    reg = MLPRegressor(hidden_layer_sizes=(4,), solver="lbfgs", max_iter=20, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reg.fit(X, y)
+    assert not hasattr(reg, "best_loss_")  # as scikit-learn's
+    expected = reg.predict(X)
+    reg.coefs_, reg.intercepts_ = tuple(c * 2 for c in reg.coefs_), tuple(reg.intercepts_)
+    assert not np.allclose(reg.predict(X), expected)
+    assert isinstance(reg.coefs_, list) and reg.coefs_[0] is reg.model_.layers[0].params["W"]
+
+
+def test_adamw_decays_the_weights_apart_from_the_gradient():
+    from mlp_manual.sklearn.network import glorot
+
+    X, y = make_regression(n_samples=30, n_features=3, random_state=0)
+    one_step = {alpha: MLPRegressor(hidden_layer_sizes=(4,), solver="adamw", alpha=alpha, batch_size=30,
+                                    learning_rate_init=0.1, random_state=0).partial_fit(X, y)
+                for alpha in (0.0, 0.5)}
+    W0, _ = glorot(np.random.RandomState(0), 3, 4, "relu", np.float64)  # the first layer's start
+    # from the same start: W' = W (1 - lr alpha) - adam(g), the gradient g without an L2 term
+    np.testing.assert_allclose(one_step[0.5].coefs_[0], one_step[0.0].coefs_[0] - 0.1 * 0.5 * W0, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(one_step[0.5].intercepts_[0], one_step[0.0].intercepts_[0])
+    assert one_step[0.5].loss_ == one_step[0.0].loss_  # the loss holds no L2 term

@@ -14,8 +14,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..options import is_integer
-from .callbacks import EpochHooks, network_copy
-from .network import attach, build_network, drop_caches, glorot, linears
+from .callbacks import EpochHooks
+from .network import attach, build_network, drop_caches, glorot, linears, network_copy
 from . import inspection
 from .outputs import OUTPUTS
 from .params import STOCHASTIC
@@ -42,7 +42,7 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
 
     # subclasses: how targets are checked and encoded (Y (N, K) in the model's dtype), which
     # output layer they need, how a fit is scored
-    def _validate_input(self, X, y, incremental: bool, reset: bool):
+    def _validate_input(self, X, y, incremental: bool, reset: bool, inspecting: bool = False):
         raise NotImplementedError
 
     def _out_activation(self) -> str:
@@ -100,6 +100,7 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
                 fit_stochastic(self, X, Y, weights, incremental)
         finally:
             self._read_back()
+            drop_caches(self.model_)  # a fitted estimator keeps no batch's rows
             self._hooks.close()
             self._hooks = None
         if not all(np.isfinite(w).all() for w in (*self.coefs_, *self.intercepts_)):
@@ -123,7 +124,8 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
         self._read_back()
         self._keep_best()
         self.loss_curve_, self._no_improvement_count = [], 0
-        self.best_loss_ = None if self.early_stopping else np.inf
+        if self.solver in STOCHASTIC:  # as scikit-learn's: lbfgs keeps no best loss
+            self.best_loss_ = None if self.early_stopping else np.inf
         self.validation_scores_ = [] if self.early_stopping else None
         self.best_validation_score_ = -np.inf if self.early_stopping else None
 
@@ -143,8 +145,8 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
         for name, value in (("t_", 0), ("loss_curve_", []), ("_no_improvement_count", 0), ("n_iter_", 0)):
             if not hasattr(self, name):
                 setattr(self, name, value)
-        if not hasattr(self, "best_loss_") or (self.best_loss_ is None and not self.early_stopping):
-            self.best_loss_ = np.inf
+        if self.solver in STOCHASTIC and getattr(self, "best_loss_", None) is None:
+            self.best_loss_ = None if self.early_stopping else np.inf
         self._network()
 
     def _network(self):
@@ -157,6 +159,7 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
                     raise ValueError(f"{name}={value!r}, but the fitted network was built with {name}={built[name]!r}: "
                                      f"set it back, or fit anew (warm_start=False) to build a new network")
         dtype = self.model_.dtype
+        self.coefs_, self.intercepts_ = list(self.coefs_), list(self.intercepts_)  # a tuple assigned: a list
         for arrays, ndim in ((self.coefs_, 2), (self.intercepts_, 1)):
             for i, a in enumerate(arrays):
                 if not (isinstance(a, np.ndarray) and a.dtype == dtype and a.ndim == ndim):
@@ -204,24 +207,17 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
         return OUTPUTS[self.out_activation_]
 
     def _validation_score(self, X, y, weights) -> float:
-        self.model_.eval()
-        try:
-            return float(self._score(X, y, weights))
-        finally:
-            self.model_.train()
+        return float(self._score(X, y, weights))
 
     def _forward(self, X, check_input: bool = True) -> np.ndarray:
         """Predictions p (N, K) of the output layer for X (N, D), in the weights' dtype."""
         check_is_fitted(self)
         if check_input:
             X = validate_data(self, X, accept_sparse=["csr", "csc"], reset=False, dtype=FLOATS)
-        model = self._network()
-        model.eval()
-        try:
-            z = model.forward(X.astype(model.dtype, copy=False))  # (N, K)
-        finally:
-            model.train()
-            drop_caches(model)  # the rows predicted are not kept
+        # a copy of the layers (not of their arrays) in evaluation mode: predicting switches no
+        # mode and keeps no rows in the fitted network, so threads may predict at once
+        fitted = self._network()
+        z = network_copy(fitted).eval().forward(X.astype(fitted.dtype, copy=False))  # (N, K)
         return self._output().activate(z)
 
     def gradcheck(self, X, y, **settings):

@@ -6,25 +6,7 @@ A callback that scores the model mid-fit is given a copy of the estimator with i
 the network as it is at that moment; the copies are made only where callbacks are set.
 """
 
-import copy
-
-import numpy as np
-
-from .network import drop_caches, linears
-
-
-def network_copy(model, arrays: bool = False):
-    """A copy of ``model`` with its own layers and parameter dicts (and its own arrays with
-    ``arrays``), without gradients or forward caches."""
-    model = copy.copy(model)
-    model.layers = [copy.copy(layer) for layer in model.layers]
-    drop_caches(model)
-    for layer in model.layers:
-        layer.params = {k: v.copy() if arrays else v for k, v in layer.params.items()}
-        layer.buffers = {k: v.copy() if arrays else v for k, v in layer.buffers.items()}
-        # a pickle's copy carries no gradients (set again on loading); a snapshot that predicts has zeros
-        layer.grads = {k: np.zeros_like(v) for k, v in layer.params.items()} if arrays else {}
-    return model
+from .network import linears, network_copy
 
 
 class EpochHooks:

@@ -56,7 +56,7 @@ class MLPClassifier(ClassifierMixin, MLPBase):
             if name != "self":
                 setattr(self, name, value)
 
-    def _validate_input(self, X, y, incremental, reset):
+    def _validate_input(self, X, y, incremental, reset, inspecting=False):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], multi_output=True, dtype=FLOATS, reset=reset)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
@@ -66,7 +66,7 @@ class MLPClassifier(ClassifierMixin, MLPBase):
             self.classes_ = self._label_binarizer.classes_
         else:
             classes = unique_labels(y)
-            if self.warm_start:
+            if self.warm_start and not inspecting:  # rows to inspect need not hold every class
                 if set(classes) != set(self.classes_):
                     raise ValueError("warm_start can only be used where `y` has the same classes as in the previous "
                                      f"call to fit. Previously got {self.classes_}, `y` has {classes}")
@@ -131,6 +131,10 @@ class MLPClassifier(ClassifierMixin, MLPBase):
     def partial_fit(self, X, y, sample_weight=None, classes=None):
         """One epoch on X, y, going on from the last fit or partial_fit; ``classes`` (every label
         there will be) is needed on the first call. Returns self."""
+        if isinstance(self.class_weight, str):  # "balanced" needs every row's class at once
+            raise ValueError("class_weight='balanced' is not supported by partial_fit: a chunk's class counts are not "
+                             "the data's. Give class_weight a dict, e.g. from sklearn.utils.class_weight."
+                             "compute_class_weight('balanced', classes=classes, y=y) on all of y")
         if _check_partial_fit_first_call(self, classes):
             self._label_binarizer = LabelBinarizer()
             self._label_binarizer.fit(y if type_of_target(y).startswith("multilabel") else classes)
@@ -161,7 +165,7 @@ class MLPRegressor(RegressorMixin, MLPBase):
             if name != "self":
                 setattr(self, name, value)
 
-    def _validate_input(self, X, y, incremental, reset):
+    def _validate_input(self, X, y, incremental, reset, inspecting=False):
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], multi_output=True, y_numeric=True,
                              dtype=FLOATS, reset=reset)
         if y.ndim == 2 and y.shape[1] == 1:

@@ -17,7 +17,7 @@ def gradcheck(est, X, y, **settings):
     and loss (``mlp_manual.gradcheck.check_model``; ``settings`` as its)."""
     from ..gradcheck.check import check_model
 
-    X, Y = est._validate_input(X, y, incremental=True, reset=False)
+    X, Y = est._validate_input(X, y, incremental=True, reset=False, inspecting=True)
     output = est._output()
     return check_model(est._network(), lambda z, T: loss_and_seed(output, z, T, None)[:2], _dense(X),
                        Y.astype(np.float64), label=f"{type(est).__name__} {est.out_activation_}", **settings)
@@ -33,7 +33,7 @@ def explain(est, X, y, rows: int = 4, seed: int = 0, html=None) -> str:
     from ..explain.trace import pick_rows, trace
 
     loss = LOSSES[est.model_info().loss]
-    X, _ = est._validate_input(X, y, incremental=True, reset=False)
+    X, _ = est._validate_input(X, y, incremental=True, reset=False, inspecting=True)
     targets = np.searchsorted(est.classes_, np.asarray(y)) if hasattr(est, "classes_") else np.asarray(y, float)
     picked = pick_rows(X.shape[0], rows, seed)
     result = trace(est._network(), loss, _dense(X[picked]), targets[picked], check=html is None, seed=seed)

@@ -9,6 +9,8 @@ user assigned to ``coefs_`` the layers' own. (During a fit they are views of one
 N = samples, D = features, K = output units.
 """
 
+import copy
+
 import numpy as np
 
 from ..core import Linear
@@ -55,6 +57,20 @@ def drop_caches(model: Model) -> None:
         for name, value in vars(layer).items():
             if name not in ("params", "grads", "buffers") and (isinstance(value, np.ndarray) or hasattr(value, "tocsr")):
                 setattr(layer, name, None)
+
+
+def network_copy(model, arrays: bool = False):
+    """A copy of ``model`` with its own layers and parameter dicts (and its own arrays with
+    ``arrays``), without gradients or forward caches."""
+    model = copy.copy(model)
+    model.layers = [copy.copy(layer) for layer in model.layers]
+    drop_caches(model)
+    for layer in model.layers:
+        layer.params = {k: v.copy() if arrays else v for k, v in layer.params.items()}
+        layer.buffers = {k: v.copy() if arrays else v for k, v in layer.buffers.items()}
+        # a pickle's copy carries no gradients (set again on loading); a snapshot that predicts has zeros
+        layer.grads = {k: np.zeros_like(v) for k, v in layer.params.items()} if arrays else {}
+    return model
 
 
 def linears(model: Model) -> list[Linear]:

@@ -38,8 +38,9 @@ SHARED = (
               "'lbfgs' (scipy's L-BFGS-B on the whole training set), 'sgd' (with momentum), 'adam', and "
               "mlp-manual's 'adamw' and 'rmsprop'."),
     Parameter("alpha", 0.0001, [NOT_NEGATIVE],
-              "L2 penalty: alpha / 2 * sum ||W||^2 divided by the batch's rows (its sample weights' sum) is "
-              "added to the batch's loss; weight matrices only."),
+              "L2 penalty: alpha / 2 times the sum of the squared weights, divided by the batch's rows (its sample weights' sum) is "
+              "added to the batch's loss; weight matrices only. With solver='adamw' it is the decoupled weight "
+              "decay instead: before each step, W -= learning_rate * alpha * W (the loss has no L2 term)."),
     Parameter("batch_size", "auto", [StrOptions({"auto"}), AT_LEAST_1],
               "Rows per mini-batch; 'auto' is min(200, rows); clipped to the rows. Not used by 'lbfgs'."),
     Parameter("learning_rate", "constant", [StrOptions({"constant", "invscaling", "adaptive"})],

@@ -36,8 +36,15 @@ class StepRule:
         self.learning_rate_init = self.learning_rate = float(est.learning_rate_init)
         self.schedule = est.learning_rate if est.solver == "sgd" else "constant"
         self.power_t = float(est.power_t)
+        # adamw decays the weights apart from the gradient (core/optimizers.py's AdamW), by alpha;
+        # the other solvers add alpha's L2 term to the loss
+        self.decay = float(est.alpha) if est.solver == "adamw" else 0.0
+        self.l2 = 0.0 if self.decay else float(est.alpha)
 
     def step(self, flat: Flat) -> None:
+        if self.decay:
+            W = flat.theta[:flat.n_coef]  # every weight matrix, flattened
+            W *= 1.0 - self.learning_rate * self.decay  # W -= lr * alpha * W
         self.optimizer.step(flat.theta, flat.grad, self.learning_rate)
 
     def iteration_ends(self, samples_seen: int) -> None:
@@ -131,7 +138,7 @@ def _epoch(est, flat, X, Y, weights, batch: int) -> float:
     model, step, output, total = est.model_, est._optimizer, est._output(), 0.0
     for start in range(0, n, batch):
         rows = slice(start, start + batch) if order is None else order[start:start + batch]
-        loss = loss_and_gradients(model, flat, output, est.alpha, X[rows], Y[rows],
+        loss = loss_and_gradients(model, flat, output, step.l2, X[rows], Y[rows],
                                   None if weights is None else weights[rows])
         total += loss * (min(start + batch, n) - start)
         step.step(flat)
