@@ -37,6 +37,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 README = ROOT / "benchmarks" / "README.md"
 SECTION = "## mlp-manual's estimators against scikit-learn's"
@@ -68,6 +69,7 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from mlp_manual import sklearn as ours  # noqa: E402
 from mlp_manual.files import write_text  # noqa: E402
 from mlp_manual.process import keep_freed_memory  # noqa: E402
+from readme_section import replace_section  # noqa: E402
 
 try:
     import threadpoolctl
@@ -208,18 +210,6 @@ def section(rows: list[dict], seeds: list[int], threads: int) -> str:
         table(rows), "", *(f"- {line}" for line in goal_lines(rows)), ""])
 
 
-def replace_section(text: str, new: str) -> str:
-    """``text`` with the section headed SECTION (up to the next "## " heading) replaced by ``new``,
-    or ``new`` added at the end."""
-    lines = text.splitlines(keepends=True)
-    start = next((i for i, line in enumerate(lines) if line.rstrip() == SECTION), None)
-    if start is None:
-        return text.rstrip("\n") + "\n\n" + new
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    rest = "".join(lines[end:])
-    return "".join(lines[:start]) + new + ("\n" + rest if rest else "")
-
-
 def main():
     keep_freed_memory()  # as every console script does when it starts (mlp_manual/process.py)
     if threadpoolctl is not None:
@@ -232,7 +222,7 @@ def main():
     for line in goal_lines(rows):
         print(line)
     if ARGS.write:
-        write_text(README, replace_section(README.read_text(encoding="utf-8"), section(rows, seeds, ARGS.threads)))
+        write_text(README, replace_section(README.read_text(encoding="utf-8"), SECTION, section(rows, seeds, ARGS.threads)))
         print(f"\nwrote the section '{SECTION[3:]}' of {README.relative_to(ROOT)}")
 
 

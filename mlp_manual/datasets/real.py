@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..options import declares
-from . import datadir
+from . import augment, datadir
 from .dataset import Dataset, split
 from .idx import read_images_labels
 from .settings import DataSettings
@@ -49,7 +49,7 @@ def read_digits(path: Path = DIGITS_FILE):
     return table[:, :64], table[:, 64].astype(np.int64)
 
 
-@declares({})
+@declares(augment.OPTIONS)
 def digits(cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:
     """UCI handwritten digits, 8x8; a seeded stratified test split of ``data.test_fraction``
     (DIGITS_TEST_FRACTION when it is 0)."""
@@ -95,7 +95,7 @@ def read_idx_dataset(name: str, data_dir=None) -> dict[str, np.ndarray]:
 
 
 def _idx_loader(class_names):
-    @declares({})  # data_dir, which every dataset has
+    @declares(augment.OPTIONS)  # and data_dir, which every dataset has
     def load(cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:
         arrays = read_idx_dataset(cfg.name, cfg.data_dir)
         return Dataset(cfg.name, arrays["X_train"], arrays["y_train"], X_test=arrays["X_test"],

@@ -175,6 +175,7 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, start
     hooks = RunHooks(exp, run_dir, echo, events, learning, watch)
     trainer = hooks.trainer = Trainer(exp.model, exp.loss, training_plan(cfg), exp.train_rng, hooks.epoch,
                                       hooks.checkpoint, recorder, on_step)
+    trainer.augment = exp.augment
     _begin(exp, trainer, run_dir, start, echo)
     events.rewrite(trainer.history.columns, recorder.rows if recorder else [])
     with collect_warnings() as warned:

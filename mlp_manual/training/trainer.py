@@ -88,6 +88,8 @@ class Trainer:
                  on_checkpoint: Callable[[], None] | None = None,
                  recorder: Recorder | None = None, on_step: StepCallback | None = None):
         self.model, self.loss, self.plan, self.rng = model, loss, plan, rng
+        # (batch, epoch, batch index) -> the batch as trained on (Experiment.augment), or None
+        self.augment: Callable[[np.ndarray, int, int], np.ndarray] | None = None
         self.optimizer: Optimizer = fast_optimizer(plan.optimizer, plan.optimizer_options, plan.weight_decay)
         self.on_epoch = on_epoch or (lambda row: None)
         self.on_checkpoint = on_checkpoint or (lambda: None)
@@ -169,7 +171,8 @@ class Trainer:
                 for lo, hi in bounds[position.next_batch:]:
                     lr = schedule.lr(self.step_count)
                     idx = position.order[lo:hi]
-                    loss, correct = self._train_batch(X[idx], y[idx], lr, len(bounds))  # (B, D), (B,)
+                    Xb = X[idx] if self.augment is None else self.augment(X[idx], self.epoch, position.next_batch)
+                    loss, correct = self._train_batch(Xb, y[idx], lr, len(bounds))  # (B, D), (B,)
                     position.add_batch(loss, hi - lo, correct)
                     self.on_step(self.epoch + 1, position.next_batch, len(bounds), position.loss_sum / hi)
                     if self.stop_requested:

@@ -1,0 +1,50 @@
+"""Input augmentation of image datasets: each training image moved by a few pixels at random
+(``data.augment_shift``), afresh in every batch of every epoch. Only the training batches are
+moved; validation and test images never are. A model trained so has seen translated digits: its
+accuracy is not a permutation-invariant result (a permuted-pixel MLP could not be trained so).
+
+The shifts of a batch are drawn from a generator seeded by (run seed, epoch, batch), so a run
+resumed mid-epoch draws exactly the shifts it would have drawn.
+
+B = rows of a batch, D = pixels = H * W.
+"""
+
+import numpy as np
+
+from ..options import INTEGER, Option
+
+MAX_SHIFT = 8  # pixels; more moves an MNIST digit out of its 28 x 28 frame
+
+OPTIONS = {"augment_shift": Option(
+    INTEGER, 0, lambda v: 0 <= v <= MAX_SHIFT, f"be in 0..{MAX_SHIFT}",
+    help="training images moved up to this many pixels each way, at random (results are then not permutation-invariant)")}
+
+
+def shift_images(X: np.ndarray, shape: tuple[int, int], dy: np.ndarray, dx: np.ndarray,
+                 background: np.ndarray) -> np.ndarray:
+    """X (B, D) as images of ``shape`` (H, W), row i moved down by dy[i] and right by dx[i]
+    pixels (negative: up, left); the uncovered pixels take ``background`` (D,)'s values.
+    Returns a new (B, D) array."""
+    H, W = shape
+    images = X.reshape(-1, H, W)  # (B, H, W)
+    out = np.broadcast_to(background.reshape(H, W), images.shape).copy()  # (B, H, W)
+    for y, x in set(zip(dy.tolist(), dx.tolist())):  # each distinct shift once, for all its rows
+        rows = np.flatnonzero((dy == y) & (dx == x))
+        # out[r, i + y, j + x] = images[r, i, j] wherever both are inside the frame
+        out[rows, max(y, 0):H + min(y, 0), max(x, 0):W + min(x, 0)] = \
+            images[rows, max(-y, 0):H - max(y, 0), max(-x, 0):W - max(x, 0)]
+    return out.reshape(X.shape)
+
+
+class RandomShift:
+    """``augment(Xb, epoch, batch)``: the batch Xb (B, D) with each image moved by up to
+    ``max_shift`` pixels each way (uniform, independently along each axis)."""
+
+    def __init__(self, max_shift: int, shape: tuple[int, int], background: np.ndarray, seed: int):
+        self.max_shift, self.shape, self.seed = int(max_shift), tuple(shape), int(seed)
+        self.background = background  # (D,): an empty image as the model sees it (preprocessed)
+
+    def __call__(self, Xb: np.ndarray, epoch: int, batch: int) -> np.ndarray:
+        rng = np.random.default_rng([self.seed, epoch, batch])
+        dy, dx = rng.integers(-self.max_shift, self.max_shift + 1, size=(2, len(Xb)))
+        return shift_images(Xb, self.shape, dy, dx, self.background.astype(Xb.dtype, copy=False))
