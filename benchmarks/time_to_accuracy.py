@@ -161,10 +161,17 @@ def torch_layers(recipe, n_in, n_out):
     return nn.Sequential(*modules)
 
 
+def flat_section(recipe, name):
+    """A config section with the options of the thing it names beside its own keys
+    (``optimizer: {name: adam, lr: ..., beta1: ...}``), as a config file writes them."""
+    section = dict(recipe[name])
+    return {**section, **section.pop("options", {})}
+
+
 def torch_optimizer(recipe, net):
     """The torch.optim optimizer of the recipe; weight decay on weight matrices only."""
     import torch
-    o = recipe["optimizer"]
+    o = flat_section(recipe, "optimizer")
     weights = [p for p in net.parameters() if p.ndim >= 2]
     others = [p for p in net.parameters() if p.ndim < 2]
     groups = [{"params": weights, "weight_decay": o["weight_decay"]}, {"params": others, "weight_decay": 0.0}]
@@ -178,7 +185,7 @@ def torch_optimizer(recipe, net):
 
 def lr_factor(recipe, steps_per_epoch):
     """step -> learning rate / base rate, for torch.optim.lr_scheduler.LambdaLR."""
-    s, base = recipe["schedule"], recipe["optimizer"]["lr"]
+    s, base = flat_section(recipe, "schedule"), recipe["optimizer"]["lr"]
     if s["name"] == "constant":
         return lambda step: 1.0
     if s["name"] != "cosine":
@@ -197,7 +204,8 @@ def lr_factor(recipe, steps_per_epoch):
 def read_recipe(args, side):
     """The resolved config the parent wrote, checked to be one the ``side`` translates."""
     recipe = json.loads(Path(args.recipe).read_text())
-    if recipe["loss"] != "softmax_cross_entropy" or recipe["dtype"] != "float32":
+    loss = recipe["loss"] if isinstance(recipe["loss"], dict) else {"name": recipe["loss"]}  # the loss section
+    if loss["name"] != "softmax_cross_entropy" or loss.get("class_weights") or recipe["dtype"] != "float32":
         raise SystemExit(f"the {side} side translates float32 softmax cross-entropy recipes only")
     if recipe["data"].get("augment_shift"):
         raise SystemExit(f"the {side} side does not translate data.augment_shift")
@@ -319,7 +327,7 @@ def run_jax(args, clock):
     def loss(params, X, y):
         return -jnp.mean(jnp.take_along_axis(jax.nn.log_softmax(forward(params, X)), y[:, None], axis=1))
 
-    o = recipe["optimizer"]
+    o = flat_section(recipe, "optimizer")
     if o["name"] not in ("sgd", "adam", "adamw"):
         raise SystemExit(f"the JAX side does not translate optimizer {o['name']!r}")
     decay = [(o["weight_decay"], 0.0)] * len(params)  # (on W, on b): weight matrices only

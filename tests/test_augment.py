@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from mlp_manual.cli.train import main
 from mlp_manual.config import load_config
-from mlp_manual.datasets.augment import RandomShift, shift_images
+from mlp_manual.datasets.augment import RandomAugment, shift_images
 from mlp_manual.errors import TrainingInterrupted
 from mlp_manual.runs.run import resume_run, train_run
 from mlp_manual.training.experiment import prepare
@@ -47,8 +47,8 @@ def test_each_row_is_moved_by_its_own_shift_and_uncovered_pixels_are_background(
 
 def test_the_shifts_depend_on_seed_epoch_and_batch_only():
     X = np.random.default_rng(1).random((64, 64)).astype(np.float32)
-    shift = RandomShift(2, (8, 8), np.zeros(64), seed=3)
-    np.testing.assert_array_equal(shift(X, 1, 5), RandomShift(2, (8, 8), np.zeros(64), seed=3)(X, 1, 5))
+    shift = RandomAugment(2, False, (8, 8), np.zeros(64), seed=3)
+    np.testing.assert_array_equal(shift(X, 1, 5), RandomAugment(2, False, (8, 8), np.zeros(64), seed=3)(X, 1, 5))
     assert not np.array_equal(shift(X, 1, 5), shift(X, 1, 6))
     assert not np.array_equal(shift(X, 1, 5), shift(X, 2, 5))
     assert shift(X, 0, 0).dtype == np.float32
@@ -116,3 +116,12 @@ def test_a_dataset_without_images_is_refused():
     result = CliRunner().invoke(main, ["--config", "configs/moons.yaml", "--set", "data.augment_shift=1"])
     assert result.exit_code == 1
     assert "data.augment_shift is an option of digits, mnist and fashion_mnist, not of moons" in result.output
+
+
+def test_a_flip_mirrors_about_half_the_images_left_to_right():
+    X = np.random.default_rng(2).random((400, 12))  # images of 3 x 4
+    flipped = RandomAugment(0, True, (3, 4), np.zeros(12), seed=0)(X, 0, 0)
+    images, out = X.reshape(-1, 3, 4), flipped.reshape(-1, 3, 4)
+    mirrored = [np.array_equal(o, i[:, ::-1]) for o, i in zip(out, images)]
+    assert all(m or np.array_equal(o, i) for m, o, i in zip(mirrored, out, images))
+    assert 160 < sum(mirrored) < 240

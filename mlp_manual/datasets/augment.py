@@ -1,23 +1,28 @@
 """Input augmentation of image datasets: each training image moved by a few pixels at random
-(``data.augment_shift``), afresh in every batch of every epoch. Only the training batches are
-moved; validation and test images never are. A model trained so has seen translated digits: its
+(``data.augment_shift``) and, with ``data.augment_flip``, mirrored left to right with
+probability 1/2, afresh in every batch of every epoch. Only the training batches are changed;
+validation and test images never are. A model trained so has seen translated digits: its
 accuracy is not a permutation-invariant result (a permuted-pixel MLP could not be trained so).
 
-The shifts of a batch are drawn from a generator seeded by (run seed, epoch, batch), so a run
-resumed mid-epoch draws exactly the shifts it would have drawn.
+The shifts and flips of a batch are drawn from a generator seeded by (run seed, epoch, batch), so a run
+resumed mid-epoch draws exactly what it would have drawn.
 
 B = rows of a batch, D = pixels = H * W.
 """
 
 import numpy as np
 
-from ..options import INTEGER, Option
+from ..options import BOOL, INTEGER, Option
 
 MAX_SHIFT = 8  # pixels; more moves an MNIST digit out of its 28 x 28 frame
 
-OPTIONS = {"augment_shift": Option(
-    INTEGER, 0, lambda v: 0 <= v <= MAX_SHIFT, f"be in 0..{MAX_SHIFT}",
-    help="training images moved up to this many pixels each way, at random (results are then not permutation-invariant)")}
+OPTIONS = {
+    "augment_shift": Option(
+        INTEGER, 0, lambda v: 0 <= v <= MAX_SHIFT, f"be in 0..{MAX_SHIFT}",
+        help="training images moved up to this many pixels each way, at random (results are then not permutation-invariant)"),
+    "augment_flip": Option(BOOL, False, help="training images mirrored left to right at random, half of them "
+                                             "(for pictures whose mirror image is the same class, not digits)"),
+}
 
 
 def shift_images(X: np.ndarray, shape: tuple[int, int], dy: np.ndarray, dx: np.ndarray,
@@ -36,15 +41,20 @@ def shift_images(X: np.ndarray, shape: tuple[int, int], dy: np.ndarray, dx: np.n
     return out.reshape(X.shape)
 
 
-class RandomShift:
+class RandomAugment:
     """``augment(Xb, epoch, batch)``: the batch Xb (B, D) with each image moved by up to
-    ``max_shift`` pixels each way (uniform, independently along each axis)."""
+    ``max_shift`` pixels each way (uniform, independently along each axis) and, with ``flip``,
+    half of them (at random) mirrored left to right first."""
 
-    def __init__(self, max_shift: int, shape: tuple[int, int], background: np.ndarray, seed: int):
-        self.max_shift, self.shape, self.seed = int(max_shift), tuple(shape), int(seed)
+    def __init__(self, max_shift: int, flip: bool, shape: tuple[int, int], background: np.ndarray, seed: int):
+        self.max_shift, self.flip, self.shape, self.seed = int(max_shift), bool(flip), tuple(shape), int(seed)
         self.background = background  # (D,): an empty image as the model sees it (preprocessed)
 
     def __call__(self, Xb: np.ndarray, epoch: int, batch: int) -> np.ndarray:
         rng = np.random.default_rng([self.seed, epoch, batch])
         dy, dx = rng.integers(-self.max_shift, self.max_shift + 1, size=(2, len(Xb)))
+        if self.flip:
+            mirrored = rng.random(len(Xb)) < 0.5  # (B,)
+            images = Xb.reshape(-1, *self.shape)  # (B, H, W)
+            Xb = np.where(mirrored[:, None, None], images[:, :, ::-1], images).reshape(Xb.shape)
         return shift_images(Xb, self.shape, dy, dx, self.background.astype(Xb.dtype, copy=False))

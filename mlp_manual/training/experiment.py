@@ -12,7 +12,7 @@ import numpy as np
 from ..config import Config
 from ..config.memory import check_memory
 from ..datasets import Dataset, load_dataset
-from ..datasets.augment import RandomShift
+from ..datasets.augment import RandomAugment
 from ..datasets.load import LOADERS, dataset_label
 from ..datasets.preprocessing import Preprocessing
 from ..datasets.synthetic import Generated
@@ -34,7 +34,7 @@ class Experiment:
     loss: LossSpec
     train_rng: np.random.Generator  # batch order
     split: SplitRecord | None = None  # what defines the data's splits, for the model file
-    augment: RandomShift | None = None  # what moves the training batches' images (data.augment_shift)
+    augment: RandomAugment | None = None  # what changes the training batches' images (data.augment_*)
 
 
 def run_generators(seed: int) -> tuple[np.random.Generator, np.random.Generator, np.random.Generator]:
@@ -95,16 +95,17 @@ def prepare(cfg: Config) -> Experiment:
     return Experiment(cfg, loss_targets(data, loss, dtype), model, loss, train_rng, split, augmenter(cfg, data))
 
 
-def augmenter(cfg: Config, data: Dataset) -> RandomShift | None:
-    """The random shift of training images ``data.augment_shift`` asks for, or None."""
-    shift = getattr(cfg.data, "augment_shift", 0)
-    if not shift:
+def augmenter(cfg: Config, data: Dataset) -> RandomAugment | None:
+    """The random shifts and flips of training images ``data.augment_shift`` and
+    ``data.augment_flip`` ask for, or None."""
+    shift, flip = getattr(cfg.data, "augment_shift", 0), getattr(cfg.data, "augment_flip", False)
+    if not (shift or flip):
         return None
     if data.image_shape is None or len(data.image_shape) != 2:
-        raise ConfigError(f"data.augment_shift moves images, but {cfg.data.name} has none")
+        raise ConfigError(f"data.augment_shift and data.augment_flip change images, but {cfg.data.name} has none")
     raw_empty = np.zeros((1, data.n_features))  # an image of background only, before preprocessing
     background = raw_empty if data.preprocessing is None else data.preprocessing.apply(raw_empty)
-    return RandomShift(shift, data.image_shape, background[0], cfg.seed)
+    return RandomAugment(shift, flip, data.image_shape, background[0], cfg.seed)
 
 
 def loss_targets(data: Dataset, loss: LossSpec, dtype) -> Dataset:
