@@ -84,8 +84,8 @@ class Clock:
     def mark(self, name):
         self.events[name] = self.now()
 
-    def epoch(self, acc):
-        self.epochs.append({"seconds": self.now(), "test_acc": float(acc)})
+    def epoch(self, acc, number):
+        self.epochs.append({"seconds": self.now(), "test_acc": float(acc), "epoch": number})
 
     def report(self, **extra):
         print(json.dumps({"events": self.events, "epochs": self.epochs, **extra}))
@@ -105,15 +105,14 @@ def run_mlp_manual(args, clock):
     clock.mark("ready")
 
     def on_epoch(row):
-        if row["epoch"] == cfg.training.epochs:
-            clock.mark("trained")
-        elif args.final_only:
-            return
-        clock.epoch(evaluate(ex.model, ex.loss, data.X_test, data.y_test)["acc"])
+        if not args.final_only:
+            clock.epoch(evaluate(ex.model, ex.loss, data.X_test, data.y_test)["acc"], row["epoch"])
 
     trainer = Trainer(ex.model, ex.loss, training_plan(cfg), ex.train_rng, on_epoch=on_epoch)
-    trainer.augment = ex.augment
-    trainer.fit(data.X_train, data.y_train, data.X_val, data.y_val)
+    history = trainer.fit(data.X_train, data.y_train, data.X_val, data.y_val, ex.augment)
+    clock.mark("trained")
+    if args.final_only:
+        clock.epoch(evaluate(ex.model, ex.loss, data.X_test, data.y_test)["acc"], history.last()["epoch"])
     clock.report(n_train=len(data.X_train))
 
 
@@ -165,7 +164,8 @@ def flat_section(recipe, name):
     """A config section with the options of the thing it names beside its own keys
     (``optimizer: {name: adam, lr: ..., beta1: ...}``), as a config file writes them."""
     section = dict(recipe[name])
-    return {**section, **section.pop("options", {})}
+    options = section.pop("options", {})
+    return {**section, **options}
 
 
 def torch_optimizer(recipe, net):
@@ -207,8 +207,8 @@ def read_recipe(args, side):
     loss = recipe["loss"] if isinstance(recipe["loss"], dict) else {"name": recipe["loss"]}  # the loss section
     if loss["name"] != "softmax_cross_entropy" or loss.get("class_weights") or recipe["dtype"] != "float32":
         raise SystemExit(f"the {side} side translates float32 softmax cross-entropy recipes only")
-    if recipe["data"].get("augment_shift"):
-        raise SystemExit(f"the {side} side does not translate data.augment_shift")
+    if recipe["data"].get("augment_shift") or recipe["data"].get("augment_flip"):
+        raise SystemExit(f"the {side} side does not translate data.augment_shift or data.augment_flip")
     return recipe
 
 
@@ -272,7 +272,7 @@ def run_pytorch(args, clock):
         with torch.no_grad():
             logits = net(X_test)
             F.cross_entropy(logits, y_test)  # mlp-manual's evaluate computes the loss too
-            clock.epoch((logits.argmax(1) == y_test).double().mean().item())
+            clock.epoch((logits.argmax(1) == y_test).double().mean().item(), epoch + 1)
     clock.report()
 
 
@@ -379,6 +379,7 @@ def run_jax(args, clock):
     bounds = batch_bounds(n, batch)
     factor, base = lr_factor(recipe, len(bounds)), o["lr"]
     order_rng = np.random.default_rng(args.seed + 1)
+    jax.block_until_ready((params, X_train, y_train, X_test, y_test))  # copies dispatched ahead: not training
     clock.mark("ready")
     step = 0
     for epoch in range(recipe["training"]["epochs"]):
@@ -392,7 +393,7 @@ def run_jax(args, clock):
             clock.mark("trained")
         elif args.final_only:
             continue
-        clock.epoch(float(test_metrics(params, X_test, y_test)[1]))
+        clock.epoch(float(test_metrics(params, X_test, y_test)[1]), epoch + 1)
     clock.report()
 
 
@@ -434,7 +435,7 @@ def run_child(args, name, seed, recipe_path):
     run = json.loads(done.stdout.strip().splitlines()[-1])
     reached = [e["seconds"] for e in run["epochs"] if e["test_acc"] >= args.target]
     return {**run, "seed": seed, "total": exited, "to_target": reached[0] if reached else None,
-            "epoch_reached": next((i + 1 for i, e in enumerate(run["epochs"]) if e["test_acc"] >= args.target), None)}
+            "epoch_reached": next((e["epoch"] for e in run["epochs"] if e["test_acc"] >= args.target), None)}
 
 
 def floor_seconds(bt, recipe, n_train):

@@ -7,15 +7,17 @@ import signal
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from datafiles import fake_mnist
 
 from mlp_manual.cli.train import main
 from mlp_manual.config import load_config
 from mlp_manual.datasets.augment import RandomAugment, shift_images
 from mlp_manual.errors import TrainingInterrupted
 from mlp_manual.runs.run import resume_run, train_run
-from mlp_manual.training.experiment import prepare
+from mlp_manual.training.experiment import prepare, training_plan
+from mlp_manual.training.trainer import Trainer, evaluate
 
-DIGITS = ["training.epochs=4", "training.batch_size=64", "data.augment_shift=1",
+DIGITS = ["training.epochs=4", "training.batch_size=64", "data.augment_shift=1", "optimizer.lr=0.01",
           "model.layers=[{type: linear, units: 16}, relu, {type: linear}]"]
 
 
@@ -54,43 +56,42 @@ def test_the_shifts_depend_on_seed_epoch_and_batch_only():
     assert shift(X, 0, 0).dtype == np.float32
 
 
-def test_the_background_is_an_empty_image_as_preprocessed():
+def test_the_uncovered_pixels_are_those_of_an_empty_image_as_preprocessed():
     ex = prepare(load_config("configs/digits.yaml", DIGITS + ["data.preprocess=standardize"]))
-    empty = ex.data.preprocessing.apply(np.zeros((1, 64)))[0]
-    np.testing.assert_array_equal(ex.augment.background, empty)
+    X = ex.data.X_train  # standardized: an empty pixel is -mean/std of its column, not 0
+    moved = ex.augment(X, 0, 0).reshape(-1, 8, 8)
+    raw_zero = ex.data.preprocessing.apply(np.zeros((1, 64)))[0].reshape(8, 8).astype(X.dtype)
+    dy, dx = np.random.default_rng([0, 0, 0]).integers(-1, 2, size=(2, len(X)))  # the draws of (seed 0, epoch 0, batch 0)
+    down = np.flatnonzero(dy == 1)  # moved down: the top row is uncovered
+    assert len(down) and np.array_equal(moved[down, 0, :], np.broadcast_to(raw_zero[0], (len(down), 8)))
     assert ex.augment.shape == (8, 8) and ex.augment.max_shift == 1
 
 
 def test_only_training_batches_are_moved(monkeypatch):
-    from mlp_manual.training import trainer
-
     ex = prepare(load_config("configs/digits.yaml", DIGITS))
     seen = []
-    real = trainer.Trainer._train_batch
+    real = Trainer._train_batch
 
     def spy(self, Xb, yb, lr, steps):
         seen.append(Xb.copy())
         return real(self, Xb, yb, lr, steps)
-    monkeypatch.setattr(trainer.Trainer, "_train_batch", spy)
+    monkeypatch.setattr(Trainer, "_train_batch", spy)
     rows = []
-    t = trainer.Trainer(ex.model, ex.loss, trainer_plan(ex), ex.train_rng, on_epoch=rows.append)
-    t.augment = ex.augment
-    t.fit(ex.data.X_train, ex.data.y_train, ex.data.X_val, ex.data.y_val)
+    t = Trainer(ex.model, ex.loss, training_plan(ex.cfg), ex.train_rng, on_epoch=rows.append)
+    t.fit(ex.data.X_train, ex.data.y_train, ex.data.X_val, ex.data.y_val, ex.augment)
     train_rows = {r.tobytes() for r in ex.data.X_train}
     unmoved = sum(r.tobytes() in train_rows for batch in seen for r in batch)
     assert unmoved < 0.3 * sum(len(b) for b in seen)  # (1 - 1/3^2) of the rows move
     # the validation metrics are those of the unmoved validation images
-    from mlp_manual.training.trainer import evaluate
     assert rows[-1]["val_acc"] == evaluate(ex.model, ex.loss, ex.data.X_val, ex.data.y_val)["acc"]
 
 
-def trainer_plan(ex):
-    from mlp_manual.training.experiment import training_plan
-    return training_plan(ex.cfg)
-
-
-def test_a_run_interrupted_mid_training_resumes_to_the_same_weights(tmp_path):
-    cfg = load_config("configs/digits.yaml", DIGITS)
+@pytest.mark.parametrize("dataset", ["digits", "fashion_mnist"])
+def test_a_run_interrupted_mid_training_resumes_to_the_same_weights(tmp_path, dataset):
+    settings = DIGITS if dataset == "digits" else [
+        *DIGITS, "data.name=fashion_mnist", f"data.data_dir={tmp_path}", "data.augment_flip=true"]
+    fake_mnist(tmp_path / "fashion_mnist", n_train=600, n_test=50)
+    cfg = load_config("configs/digits.yaml", settings)
     train_run(cfg, str(tmp_path / "straight"), echo=lambda line: None)
 
     def echo(line):
@@ -106,6 +107,8 @@ def test_a_run_interrupted_mid_training_resumes_to_the_same_weights(tmp_path):
 @pytest.mark.parametrize("setting, message", [
     ("data.augment_shift=9", "data.augment_shift must be in 0..8, got 9"),
     ("data.augment_shift=-1", "data.augment_shift must be in 0..8, got -1"),
+    ("data.augment_shift=4", "data.augment_shift must be below 4 for images of 8 x 8 pixels (half their side), got 4"),
+    ("data.augment_flip=true", "data.augment_flip is an option of fashion_mnist, not of digits"),
 ])
 def test_bad_shifts_are_named(setting, message):
     result = CliRunner().invoke(main, ["--config", "configs/digits.yaml", "--set", setting])

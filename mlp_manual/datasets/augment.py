@@ -12,17 +12,16 @@ B = rows of a batch, D = pixels = H * W.
 
 import numpy as np
 
+from ..errors import ConfigError
 from ..options import BOOL, INTEGER, Option
 
 MAX_SHIFT = 8  # pixels; more moves an MNIST digit out of its 28 x 28 frame
 
-OPTIONS = {
-    "augment_shift": Option(
-        INTEGER, 0, lambda v: 0 <= v <= MAX_SHIFT, f"be in 0..{MAX_SHIFT}",
-        help="training images moved up to this many pixels each way, at random (results are then not permutation-invariant)"),
-    "augment_flip": Option(BOOL, False, help="training images mirrored left to right at random, half of them "
-                                             "(for pictures whose mirror image is the same class, not digits)"),
-}
+SHIFT = {"augment_shift": Option(
+    INTEGER, 0, lambda v: 0 <= v <= MAX_SHIFT, f"be in 0..{MAX_SHIFT}",
+    help="training images moved up to this many pixels each way, at random (results are then not permutation-invariant)")}
+# for pictures whose mirror image is of the same class (clothes), never digits: a mirrored 2 is no 2
+FLIP = {"augment_flip": Option(BOOL, False, help="half the training images mirrored left to right, at random")}
 
 
 def shift_images(X: np.ndarray, shape: tuple[int, int], dy: np.ndarray, dx: np.ndarray,
@@ -44,13 +43,19 @@ def shift_images(X: np.ndarray, shape: tuple[int, int], dy: np.ndarray, dx: np.n
 class RandomAugment:
     """``augment(Xb, epoch, batch)``: the batch Xb (B, D) with each image moved by up to
     ``max_shift`` pixels each way (uniform, independently along each axis) and, with ``flip``,
-    half of them (at random) mirrored left to right first."""
+    half of them (at random) mirrored left to right first. ConfigError for a shift of half the
+    image or more, which would leave images empty but for their label."""
 
     def __init__(self, max_shift: int, flip: bool, shape: tuple[int, int], background: np.ndarray, seed: int):
+        if max_shift >= min(shape) // 2:
+            raise ConfigError(f"data.augment_shift must be below {min(shape) // 2} for images of "
+                              f"{shape[0]} x {shape[1]} pixels (half their side), got {max_shift}")
         self.max_shift, self.flip, self.shape, self.seed = int(max_shift), bool(flip), tuple(shape), int(seed)
         self.background = background  # (D,): an empty image as the model sees it (preprocessed)
 
     def __call__(self, Xb: np.ndarray, epoch: int, batch: int) -> np.ndarray:
+        # its own stream: run_generators' three are children of SeedSequence(seed), this one is
+        # seeded by the entropy (seed, epoch, batch)
         rng = np.random.default_rng([self.seed, epoch, batch])
         dy, dx = rng.integers(-self.max_shift, self.max_shift + 1, size=(2, len(Xb)))
         if self.flip:

@@ -49,7 +49,7 @@ def read_digits(path: Path = DIGITS_FILE):
     return table[:, :64], table[:, 64].astype(np.int64)
 
 
-@declares(augment.OPTIONS)
+@declares(augment.SHIFT)
 def digits(cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:
     """UCI handwritten digits, 8x8; a seeded stratified test split of ``data.test_fraction``
     (DIGITS_TEST_FRACTION when it is 0)."""
@@ -94,8 +94,8 @@ def read_idx_dataset(name: str, data_dir=None) -> dict[str, np.ndarray]:
     return out
 
 
-def _idx_loader(class_names):
-    @declares(augment.OPTIONS)  # and data_dir, which every dataset has
+def _idx_loader(class_names, options):
+    @declares(options)  # and data_dir, which every dataset has
     def load(cfg: DataSettings, rng: np.random.Generator, dtype=None) -> Dataset:
         arrays = read_idx_dataset(cfg.name, cfg.data_dir)
         return Dataset(cfg.name, arrays["X_train"], arrays["y_train"], X_test=arrays["X_test"],
@@ -104,8 +104,8 @@ def _idx_loader(class_names):
     return load
 
 
-mnist = _idx_loader(None)
-fashion_mnist = _idx_loader(FASHION_NAMES)
+mnist = _idx_loader(None, augment.SHIFT)
+fashion_mnist = _idx_loader(FASHION_NAMES, {**augment.SHIFT, **augment.FLIP})  # clothes mirror; digits do not
 
 
 # The load.LOADERS entries of these datasets.

@@ -175,7 +175,6 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, start
     hooks = RunHooks(exp, run_dir, echo, events, learning, watch)
     trainer = hooks.trainer = Trainer(exp.model, exp.loss, training_plan(cfg), exp.train_rng, hooks.epoch,
                                       hooks.checkpoint, recorder, on_step)
-    trainer.augment = exp.augment
     _begin(exp, trainer, run_dir, start, echo)
     events.rewrite(trainer.history.columns, recorder.rows if recorder else [])
     with collect_warnings() as warned:
@@ -183,7 +182,7 @@ def run_in(exp: Experiment, run_dir: Path, started: float, echo: EpochLog, start
             if start.ckpt is None and not cfg.model.init_from:  # the check is for fresh weights
                 check_initial_loss(exp)
             with stop_on_signals(trainer) as request:
-                trainer.fit(exp.data.X_train, exp.data.y_train, exp.data.X_val, exp.data.y_val)
+                trainer.fit(exp.data.X_train, exp.data.y_train, exp.data.X_val, exp.data.y_val, exp.augment)
         except TrainingDiverged as e:
             finish(hooks, "diverged", started, warned, str(e))
             raise

@@ -1,8 +1,8 @@
 """From a validated config to everything a run needs: data, model, loss, and random generators.
 
-One seed drives three independent generators (data, init and dropout, shuffling),
-so changing the batch order never changes the initial weights, and one seed reproduces a
-run bit for bit.
+One seed drives three independent generators (data, init and dropout, shuffling), and a fourth
+stream for the augmentation of training images (datasets/augment.py), so changing the batch
+order never changes the initial weights, and one seed reproduces a run bit for bit.
 """
 
 from dataclasses import dataclass, replace
@@ -96,13 +96,11 @@ def prepare(cfg: Config) -> Experiment:
 
 
 def augmenter(cfg: Config, data: Dataset) -> RandomAugment | None:
-    """The random shifts and flips of training images ``data.augment_shift`` and
-    ``data.augment_flip`` ask for, or None."""
-    shift, flip = getattr(cfg.data, "augment_shift", 0), getattr(cfg.data, "augment_flip", False)
+    """The random shifts and flips of training images that ``data.augment_shift`` and
+    ``data.augment_flip`` ask for (datasets/augment.py; only image datasets declare them), or None."""
+    shift, flip = cfg.data.augment_shift, cfg.data.augment_flip
     if not (shift or flip):
         return None
-    if data.image_shape is None or len(data.image_shape) != 2:
-        raise ConfigError(f"data.augment_shift and data.augment_flip change images, but {cfg.data.name} has none")
     raw_empty = np.zeros((1, data.n_features))  # an image of background only, before preprocessing
     background = raw_empty if data.preprocessing is None else data.preprocessing.apply(raw_empty)
     return RandomAugment(shift, flip, data.image_shape, background[0], cfg.seed)

@@ -51,7 +51,7 @@ class Baseline:
     mean_loss: dict[str, float]  # regression: the loss of predicting the training targets' mean
     chance: dict[str, Chance]  # classification
     fresh_loss: dict[str, float]  # the fresh model's loss per split, in evaluation mode
-    train_rows_biased: bool  # dropout or batch norm: the epoch's training metrics are not eval-mode ones
+    train_rows_biased: bool  # dropout, batch norm or augmentation: the epoch's training metrics are not eval-mode ones
 
     @classmethod
     def measure(cls, exp: Experiment) -> "Baseline":
@@ -60,7 +60,8 @@ class Baseline:
         splits = {s: (getattr(d, f"X_{s}"), getattr(d, f"y_{s}")) for s in ("train", "val")}
         splits = {s: xy for s, xy in splits.items() if xy[0] is not None and len(xy[0])}
         fresh = {s: evaluate(exp.model, loss, *xy)["loss"] for s, xy in splits.items()}
-        biased = any(row_of(layer).modes_differ for layer in exp.model.layers)
+        # the training rows' metrics are measured on augmented batches, too
+        biased = any(row_of(layer).modes_differ for layer in exp.model.layers) or exp.augment is not None
         mean_loss, chance = {}, {}
         if loss.classification:
             for s, (_, y) in splits.items():

@@ -114,7 +114,9 @@ def find_lr(exp: Experiment, lo: float = 1e-6, hi: float = 1.0, steps: int = 100
             order = exp.train_rng.permutation(len(d.X_train))
         with np.errstate(all="ignore"):
             try:
-                loss, _ = trainer.train_step(d.X_train[order[a:b]], d.y_train[order[a:b]], lr)
+                Xb = d.X_train[order[a:b]]  # (B, D), as training would change it (data.augment_*)
+                Xb = Xb if exp.augment is None else exp.augment(Xb, step // len(bounds), step % len(bounds))
+                loss, _ = trainer.train_step(Xb, d.y_train[order[a:b]], lr)
             except TrainingDiverged:  # a diverged step ends the sweep; that is what a sweep is for
                 break
         avg = 0.9 * avg + 0.1 * loss

@@ -60,6 +60,8 @@ class TrainingPlan:
 
 # (epoch, steps done in the epoch, its steps, mean training loss of the epoch so far), after every step
 StepCallback = Callable[[int, int, int, float], None]
+# (batch (B, D), epoch, batch index) -> the batch as trained on (datasets/augment.py)
+Augment = Callable[[np.ndarray, int, int], np.ndarray]
 
 
 def _no_report(epoch: int, done: int, steps: int, loss: float) -> None:
@@ -88,8 +90,6 @@ class Trainer:
                  on_checkpoint: Callable[[], None] | None = None,
                  recorder: Recorder | None = None, on_step: StepCallback | None = None):
         self.model, self.loss, self.plan, self.rng = model, loss, plan, rng
-        # (batch, epoch, batch index) -> the batch as trained on (Experiment.augment), or None
-        self.augment: Callable[[np.ndarray, int, int], np.ndarray] | None = None
         self.optimizer: Optimizer = fast_optimizer(plan.optimizer, plan.optimizer_options, plan.weight_decay)
         self.on_epoch = on_epoch or (lambda row: None)
         self.on_checkpoint = on_checkpoint or (lambda: None)
@@ -155,9 +155,10 @@ class Trainer:
         return value, count_correct(self.loss, out, y) if self.loss.classification else 0
 
     def fit(self, X: np.ndarray, y: np.ndarray, X_val: np.ndarray | None = None,
-            y_val: np.ndarray | None = None) -> History:
+            y_val: np.ndarray | None = None, augment: Augment | None = None) -> History:
         """Train from the current epoch to the configured last one (or until early stopping);
-        nothing is left to train when ``finished``."""
+        nothing is left to train when ``finished``. ``augment`` (Experiment.augment) changes each
+        training batch before the step: ``augment(Xb, epoch, batch index)``."""
         self._check_training_data(X)
         bounds = batch_bounds(len(X), self.plan.batch_size)
         schedule = Schedule(self.plan.schedule, self.plan.schedule_options, self.plan.lr, len(bounds), self.plan.epochs)
@@ -171,7 +172,7 @@ class Trainer:
                 for lo, hi in bounds[position.next_batch:]:
                     lr = schedule.lr(self.step_count)
                     idx = position.order[lo:hi]
-                    Xb = X[idx] if self.augment is None else self.augment(X[idx], self.epoch, position.next_batch)
+                    Xb = X[idx] if augment is None else augment(X[idx], self.epoch, position.next_batch)
                     loss, correct = self._train_batch(Xb, y[idx], lr, len(bounds))  # (B, D), (B,)
                     position.add_batch(loss, hi - lo, correct)
                     self.on_step(self.epoch + 1, position.next_batch, len(bounds), position.loss_sum / hi)
