@@ -8,9 +8,9 @@ PyTorch eager and JAX, side by side in one run.
 The goal: a mean test accuracy of at least 98.0% over the seeds, with at most 2.0 seconds of
 training per run on 2 cores.
 
-Each run is a fresh process (time_to_accuracy.py's runs, given ``--final-only``): the recipe in
+Each run is a fresh process (time_to_accuracy.py's runs, given `--final-only`): the recipe in
 mlp-manual's Trainer, written the usual PyTorch way, and written the usual JAX way (one
-``jax.jit`` step per batch, its compilation inside the training time). Training time is from
+`jax.jit` step per batch, its compilation inside the training time). Training time is from
 the first step to the last; the process start (imports) and data loading (reading the IDX files,
 preprocessing, building the model) are reported apart; the test split is evaluated once, after
 the last step. For seed s every library trains with seed s, one after the other (who goes first

@@ -154,3 +154,19 @@ def with_every_key(path) -> dict:
     raw["data"] = {k: list(v) if isinstance(v, tuple) else v for k, v in raw["data"].items()}
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
     return raw
+
+
+def interrupted_run(cfg, out) -> None:
+    """train_run(cfg) into ``out``, interrupted as by Ctrl-C right after epoch 2 is reported: the
+    run stops one step into epoch 3 with TrainingInterrupted, its checkpoint written."""
+    import signal
+
+    from mlp_manual.errors import TrainingInterrupted
+    from mlp_manual.runs.run import train_run
+
+    def echo(line):
+        if line.startswith("epoch 2/"):
+            os.kill(os.getpid(), signal.SIGINT)
+
+    with pytest.raises(TrainingInterrupted):
+        train_run(cfg, str(out), echo=echo)

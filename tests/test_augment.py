@@ -1,18 +1,15 @@
 """data.augment_shift: training images moved at random by a few pixels, seeded by (seed, epoch,
 batch); only training batches; a resumed run draws the same shifts."""
 
-import os
-import signal
-
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import interrupted_run
 from datafiles import fake_mnist
 
 from mlp_manual.cli.train import main
 from mlp_manual.config import load_config
 from mlp_manual.datasets.augment import RandomAugment, shift_images
-from mlp_manual.errors import TrainingInterrupted
 from mlp_manual.runs.run import resume_run, train_run
 from mlp_manual.training.experiment import prepare, training_plan
 from mlp_manual.training.trainer import Trainer, evaluate
@@ -93,12 +90,7 @@ def test_a_run_interrupted_mid_training_resumes_to_the_same_weights(tmp_path, da
     fake_mnist(tmp_path / "fashion_mnist", n_train=600, n_test=50)
     cfg = load_config("configs/digits.yaml", settings)
     train_run(cfg, str(tmp_path / "straight"), echo=lambda line: None)
-
-    def echo(line):
-        if line.startswith("epoch 2/"):
-            os.kill(os.getpid(), signal.SIGINT)
-    with pytest.raises(TrainingInterrupted):
-        train_run(cfg, str(tmp_path / "cut"), echo=echo)
+    interrupted_run(cfg, tmp_path / "cut")
     resume_run(str(tmp_path / "cut"), echo=lambda line: None)
     with np.load(tmp_path / "straight" / "model.npz") as a, np.load(tmp_path / "cut" / "model.npz") as b:
         assert a.files == b.files and all(np.array_equal(a[k], b[k]) for k in a.files)

@@ -2,13 +2,11 @@
 checkpoints and optimizers, and its error messages."""
 
 import json
-import os
 import re
-import signal
 
 import numpy as np
 import pytest
-from conftest import check_layer_gradients
+from conftest import check_layer_gradients, interrupted_run
 
 from mlp_manual import Model, Residual, build_model, check_layer, load_model, save_model
 from mlp_manual.config import config_from_dict, load_config
@@ -17,7 +15,6 @@ from mlp_manual.errors import (
     ConfigError,
     LayerError,
     ModelFileError,
-    TrainingInterrupted,
 )
 from mlp_manual.layers import BatchNorm1d, Dropout, LayerNorm, Linear, Tanh
 from mlp_manual.optimizers import state_arrays
@@ -234,13 +231,7 @@ def test_an_interrupted_residual_run_resumes_bit_for_bit(tmp_path):
     the dropout layers inside the blocks all come back from the checkpoint."""
     cfg = load_config("configs/moons.yaml", RESIDUAL_MOONS)
     train_run(cfg, str(tmp_path / "straight"), echo=lambda line: None)
-
-    def echo(line):
-        if line.startswith("epoch 2/"):
-            os.kill(os.getpid(), signal.SIGINT)
-
-    with pytest.raises(TrainingInterrupted):
-        train_run(cfg, str(tmp_path / "cut"), echo=echo)
+    interrupted_run(cfg, tmp_path / "cut")
     ckpt = load_checkpoint(tmp_path / "cut" / "checkpoint.npz")
     assert {"layers.1.3", "layers.2.0.1"} <= set(ckpt["meta"]["rng"])
     assert {"optim/m/layers.1.1.W", "model/layers.2.0.0.running_var"} <= set(ckpt["arrays"])

@@ -62,4 +62,6 @@ class RandomAugment:
             mirrored = rng.random(len(Xb)) < 0.5  # (B,)
             images = Xb.reshape(-1, *self.shape)  # (B, H, W)
             Xb = np.where(mirrored[:, None, None], images[:, :, ::-1], images).reshape(Xb.shape)
+        if not self.max_shift:  # every shift is (0, 0)
+            return Xb
         return shift_images(Xb, self.shape, dy, dx, self.background.astype(Xb.dtype, copy=False))
