@@ -182,9 +182,12 @@ def test_mlp_explain_says_when_the_gradient_vanishes_across_the_layers(gallery):
     assert "gradient flow" not in result.stdout
 
 
-SHIPPED = ["xor", "moons", "spirals", "sine", "digits", "mnist1d", "mnist1d_residual", "mnist_fast", "iris", "names_mlp"]
+SHIPPED = ["xor", "moons", "spirals", "sine", "digits", "mnist1d", "mnist1d_residual", "mnist_fast", "mnist_speedrun",
+           "iris", "names_mlp"]
 LONG = {"mnist": "20 epochs of MNIST", "fashion_mnist": "30 epochs of Fashion-MNIST",
-        "names_best": "about 3 minutes (benchmarks/names.py trains it)"}
+        "names_best": "about 3 minutes (benchmarks/names.py trains it)",
+        "mnist_best": "about 5 minutes (benchmarks/accuracy.py --only mnist_best trains it)",
+        "fashion_best": "about 8 minutes (benchmarks/accuracy.py --only fashion_best trains it)"}
 
 
 def test_every_shipped_config_is_checked_for_warnings_or_said_why_not():
@@ -197,7 +200,7 @@ def test_every_shipped_config_is_checked_for_warnings_or_said_why_not():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SHIPPED)
 def test_no_healthy_shipped_config_gets_a_warning(name, tmp_path):
-    if name == "mnist_fast" and not os.environ.get(datadir.ENV_VAR):
+    if name in ("mnist_fast", "mnist_speedrun") and not os.environ.get(datadir.ENV_VAR):
         pytest.skip(f"real MNIST not found through ${datadir.ENV_VAR}")
     result = invoke_cli(train_main, "--config", f"configs/{name}.yaml", "--out", str(tmp_path / "run"), "-q")
     assert result.exit_code == 0, result.output
