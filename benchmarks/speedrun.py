@@ -48,6 +48,7 @@ def parse_args():
     p.add_argument("--threads", type=int, default=2, help="threads for every library (default 2)")
     p.add_argument("--data-dir", help="the data directory holding mnist/ (default: $MLP_MANUAL_DATA)")
     p.add_argument("--only", nargs="+", choices=sorted(LABELS), help="run these libraries only")
+    p.add_argument("--out", default=str(RESULTS), help="the JSON results file (default benchmarks/results_speedrun.json)")
     p.add_argument("--write", action="store_true", help=f"replace the section '{SECTION[3:]}' in benchmarks/README.md")
     args = p.parse_args()
     args.data_dir = args.data_dir or os.environ.get("MLP_MANUAL_DATA")
@@ -126,7 +127,7 @@ def main():
     finally:
         os.unlink(f.name)
     print("\n" + "\n".join(lines))
-    write_text(RESULTS, json.dumps({"config": Path(args.config).name, "threads": args.threads, "runs": runs},
+    write_text(args.out, json.dumps({"config": Path(args.config).name, "threads": args.threads, "runs": runs},
                                    indent=1) + "\n")
     if args.write:
         command = "python benchmarks/speedrun.py " + " ".join(a for a in sys.argv[1:] if a != "--write")

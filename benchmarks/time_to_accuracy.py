@@ -204,8 +204,8 @@ def lr_factor(recipe, steps_per_epoch):
 def read_recipe(args, side):
     """The resolved config the parent wrote, checked to be one the ``side`` translates."""
     recipe = json.loads(Path(args.recipe).read_text())
-    loss = recipe["loss"] if isinstance(recipe["loss"], dict) else {"name": recipe["loss"]}  # the loss section
-    if loss["name"] != "softmax_cross_entropy" or loss.get("class_weights") or recipe["dtype"] != "float32":
+    loss = recipe["loss"]  # the loss section: its name, its class weights
+    if loss["name"] != "softmax_cross_entropy" or loss["class_weights"] or recipe["dtype"] != "float32":
         raise SystemExit(f"the {side} side translates float32 softmax cross-entropy recipes only")
     if recipe["data"].get("augment_shift") or recipe["data"].get("augment_flip"):
         raise SystemExit(f"the {side} side does not translate data.augment_shift or data.augment_flip")

@@ -57,6 +57,7 @@ class RandomAugment:
         # its own stream: run_generators' three are children of SeedSequence(seed), this one is
         # seeded by the entropy (seed, epoch, batch)
         rng = np.random.default_rng([self.seed, epoch, batch])
+        # drawn even without shifts, so the flips' draws do not depend on whether shifts are on
         dy, dx = rng.integers(-self.max_shift, self.max_shift + 1, size=(2, len(Xb)))
         if self.flip:
             mirrored = rng.random(len(Xb)) < 0.5  # (B,)

@@ -206,9 +206,6 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
     def _output(self):
         return OUTPUTS[self.out_activation_]
 
-    def _validation_score(self, X, y, weights) -> float:
-        return float(self._score(X, y, weights))
-
     def _forward(self, X, check_input: bool = True) -> np.ndarray:
         """Predictions p (N, K) of the output layer for X (N, D), in the weights' dtype."""
         check_is_fitted(self)

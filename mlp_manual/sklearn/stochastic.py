@@ -152,7 +152,7 @@ def _nbytes(X) -> int:
 def _stops(est, validation) -> bool:
     """Count the epoch as an improvement or not, and whether training stops (scikit-learn's rule)."""
     if validation is not None:
-        score = est._validation_score(*validation)
+        score = float(est._score(*validation))
         est.validation_scores_.append(score)
         if est.verbose:
             print(f"Validation score: {score:f}")
