@@ -39,6 +39,11 @@ class MissingExtra(MLPManualError):
     install (``pip install "mlp-manual[sweep]"``)."""
 
 
+class DeviceError(MLPManualError):
+    """The device a run or an estimator asks for cannot be used: its array library is not
+    installed, or it finds no GPU; the message says what is missing and how to install it."""
+
+
 class TrainingDiverged(Exception):
     """The loss or a gradient became non-finite; ``step`` and ``where`` say when and in which layer.
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import scalar
 from .core import Softmax, bce_with_logits, mse, sigmoid, softmax_cross_entropy
+from .core.namespace import namespace
 from .errors import DataError, did_you_mean
 
 
@@ -85,10 +86,11 @@ class LossSpec:
 
     def predict(self, out: np.ndarray) -> np.ndarray:
         """Class predictions (N,) from model outputs (N, K); classification losses only."""
+        xp = namespace(out)
         if self.target == CLASS_INDEX:
-            return out.argmax(axis=1)
+            return xp.argmax(out, axis=1)
         if self.target == BINARY:
-            return (out[:, 0] > 0).astype(np.int64)  # logit > 0 <=> sigmoid > 1/2
+            return xp.astype(out[:, 0] > 0, xp.int64)  # logit > 0 <=> sigmoid > 1/2
         raise ValueError(f"{self.name} targets are {REAL}, not classes: it makes no class predictions")
 
     def probabilities(self, out: np.ndarray) -> np.ndarray:

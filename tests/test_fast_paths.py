@@ -1,6 +1,7 @@
 """What the trainer computes differently from the core's plain forms, for speed
 (mlp_manual/training/fast_paths.py), gives the same numbers bit for bit: the work-array
-optimizers, the backward that skips the data's gradient, and the whole training loop."""
+optimizers, the norm of the gradients, the backward that skips the data's gradient, and the
+whole training loop."""
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from mlp_manual.training.fast_paths import (
     FAST,
     backward_without_data_grad,
     fast_optimizer,
+    grad_norm,
 )
 from mlp_manual.training.trainer import Trainer
 
@@ -69,6 +71,14 @@ def test_the_backward_without_the_datas_gradient_gives_the_same_grads(rng):
         model.forward(x)
         backward_without_data_grad(model, g)
         assert all(np.array_equal(grad, plain[name]) for name, _, grad in model.parameters())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_norm_of_all_gradients_by_vdot_is_the_cores_bit_for_bit(rng, dtype):
+    grads = [rng.normal(size=s).astype(dtype) for s in [(784, 256), (256,), (256, 10), (10,), (3, 1, 2)]]
+    assert grad_norm(grads) == core.grad_norm(grads)
+    grads[1][5] = np.inf
+    assert grad_norm(grads) == core.grad_norm(grads) == np.inf
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adam"])

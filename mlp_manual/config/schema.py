@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ..core.init import init_names
 from ..datasets.load import LOADERS, dataset_options
+from ..devices import DEVICES
 from ..layers.registry import check_spec
 from ..losses import LOSSES
 from ..optimizers import OPTIMIZERS
@@ -171,6 +172,8 @@ class Config:
     name: str = _opt(NAME, "run", lambda v: len(v) <= 255, "be at most 255 characters")
     seed: int = _opt(INTEGER, 0, *NOT_NEGATIVE)
     dtype: str = _choice(("float32", "float64"), "float32")
+    device: str = _choice(tuple(DEVICES), "cpu", "where training computes (devices.py): numpy on the CPU, "
+                          "CuPy on an NVIDIA GPU, or array-api-strict")
     data: DataConfig = DataConfig()
     model: ModelConfig = ModelConfig()
     loss: LossConfig = LossConfig()  # written as a name alone when it has no other key: loss: mse

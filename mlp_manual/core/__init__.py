@@ -1,5 +1,7 @@
-"""The core of mlp-manual: the whole of backpropagation for a multilayer perceptron, in numpy and
-nothing else. Read it in this order:
+"""The core of mlp-manual: the whole of backpropagation for a multilayer perceptron, in numpy's
+array-API functions and nothing else: each function computes in the namespace of its input
+(``namespace.py``), so the same lines run on numpy, on CuPy on a GPU, and on array-api-strict.
+Read it in this order:
 
 1. ``layers.py``: the layer contract, and the linear layer and the activations, each forward
    beside its backward;

@@ -11,6 +11,7 @@ import numpy as np
 
 from .errors import LayerError
 from .layers import Layer
+from .namespace import like, namespace
 
 
 class Dropout(Layer):
@@ -28,8 +29,8 @@ class Dropout(Layer):
         if not self.training or self.p == 0.0:
             self.mask = 1
             return x
-        keep = x.dtype.type(1.0 / (1.0 - self.p))
-        self.mask = ((self.rng.random(x.shape, dtype=np.float64) >= self.p) * keep).astype(x.dtype, copy=False)  # (N, D)
+        keep = self.rng.random(x.shape, dtype=np.float64) >= self.p  # (N, D), drawn on the CPU
+        self.mask = namespace(x).astype(like(x, keep), x.dtype) * (1.0 / (1.0 - self.p))  # (N, D), beside x
         return x * self.mask
 
     def backward(self, dout):
@@ -55,36 +56,41 @@ class Embedding(Layer):
 
     def forward(self, x):
         self.x = self.indices(x)  # (N, T), needed for dW
-        return self.params["W"][self.x].reshape(len(self.x), self.context * self.dim)  # (N, T * E)
+        xp = namespace(self.x)
+        rows = xp.take(self.params["W"], xp.reshape(self.x, (-1,)), axis=0)  # (N * T, E), row n*T+t is W[x[n, t]]
+        return xp.reshape(rows, (self.x.shape[0], self.context * self.dim))  # (N, T * E)
 
     def backward(self, dout):
         x = self.saved(self.x)
-        dW = np.zeros_like(self.params["W"])  # (V, E)
+        xp = namespace(dout)
+        W = self.params["W"]
         # fwd: out[n] = concat(W[x[n, 0]], ..., W[x[n, T-1]])
         #  =>  dW = scatter-add of dout: dW[x[n, t]] += dout[n, t*E:(t+1)*E]
-        # A row picked at several positions gets the sum of all their gradients, micrograd's `+=`:
-        # `dW[x] += dout` would keep only one (numpy writes each row of a fancy index once),
-        # np.add.at adds every one.
-        np.add.at(dW, x, dout.reshape(len(x), self.context, self.dim))  # (V, E)
-        self.grads["W"] = dW
+        # As products: the forward's rows are onehot(x) @ W, so dW = onehot(x).T @ drows, and row
+        # v of dW sums the gradient of every position that picked v (micrograd's `+=`); an
+        # indexed write, `dW[x] += drows`, would keep only one of them.
+        onehot = xp.astype(xp.reshape(x, (-1, 1)) == xp.arange(self.vocab), W.dtype)  # (N * T, V), row i is 1 at x's i-th index
+        self.grads["W"] = onehot.T @ xp.reshape(dout, (x.shape[0] * self.context, self.dim))  # (V, E)
         # fwd: out[n] = concat(W[x[n, 0]], ..., W[x[n, T-1]])  =>  dx = None (indices have no gradient)
         return None
 
     def indices(self, x) -> np.ndarray:
         """x (N, T) as integer indices; LayerError for a wrong shape, a fraction or an index
         outside 0..V-1."""
-        x = np.asarray(x)
+        x = x if hasattr(x, "__array_namespace__") else np.asarray(x)
+        xp = namespace(x)
         if x.ndim != 2 or x.shape[1] != self.context:
-            raise LayerError(f"Embedding expects indices of shape (N, {self.context}), got {x.shape}")
-        if x.dtype.kind == "f":
-            whole = x.astype(np.intp)
-            if not np.array_equal(whole, x):
+            raise LayerError(f"Embedding expects indices of shape (N, {self.context}), got {tuple(x.shape)}")
+        if xp.isdtype(x.dtype, "real floating"):
+            whole = xp.astype(x, xp.int64)
+            if not bool(xp.all(whole == x)):
                 raise LayerError("Embedding takes integer indices, got numbers with a fractional part")
             x = whole
-        elif x.dtype.kind not in "iu":
+        elif not xp.isdtype(x.dtype, "integral"):
             raise LayerError(f"Embedding takes integer indices, got {x.dtype} values")
-        if x.size and (x.min() < 0 or x.max() >= self.vocab):
-            raise LayerError(f"Embedding indices must lie in 0..{self.vocab - 1}, found {x.min()}..{x.max()}")
+        low, high = (int(xp.min(x)), int(xp.max(x))) if x.shape[0] else (0, 0)
+        if low < 0 or high >= self.vocab:
+            raise LayerError(f"Embedding indices must lie in 0..{self.vocab - 1}, found {low}..{high}")
         return x
 
 

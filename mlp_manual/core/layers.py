@@ -5,15 +5,20 @@ the gradient of the loss with respect to the output, writes the gradient of ever
 ``self.grads`` (the keys of ``self.params``) and returns the gradient with respect to the input.
 Each backward line carries the forward line it inverts: ``# fwd: A  =>  B``.
 
+Every function computes in the namespace of its input, ``xp = namespace(x)`` (core/namespace.py):
+numpy, CuPy on a GPU, or any other array-API library.
+
 N = batch size, D = input features, H = output features.
 """
 
 import inspect
+import math
 
 import numpy as np
 
 from .errors import LayerError
 from .init import ALIASES, INITIALIZERS, init_names, init_weight
+from .namespace import namespace
 
 
 class Layer:
@@ -91,7 +96,7 @@ class Linear(Layer):
         # fwd: out = x @ W + b  =>  dW = x.T @ dout, db = dout.sum(0)
         self.grads["W"] = x.T @ dout  # (D, H)
         if self.bias:
-            self.grads["b"] = dout.sum(0)  # (H,)
+            self.grads["b"] = namespace(dout).sum(dout, axis=0)  # (H,)
         # fwd: out = x @ W + b  =>  dx = dout @ W.T
         return dout @ self.params["W"].T  # (N, D)
 
@@ -122,12 +127,13 @@ class ReLU(Layer):
 
     def forward(self, x):
         self.x = x  # (N, D), its sign gates the gradient
-        return np.maximum(x, 0)
+        return namespace(x).maximum(x, 0.0)
 
     def backward(self, dout):
         x = self.saved(self.x)
+        xp = namespace(x)
         # fwd: out = max(x, 0)  =>  dx = dout * (x > 0)
-        return dout * (x > 0)
+        return dout * xp.astype(x > 0, dout.dtype)
 
 
 class LeakyReLU(Layer):
@@ -140,18 +146,19 @@ class LeakyReLU(Layer):
 
     def forward(self, x):
         self.x = x  # (N, D)
-        return np.where(x > 0, x, x * x.dtype.type(self.slope))
+        return namespace(x).where(x > 0, x, x * self.slope)
 
     def backward(self, dout):
         x = self.saved(self.x)
         # fwd: out = where(x > 0, x, slope * x)  =>  dx = dout * where(x > 0, 1, slope)
-        return np.where(x > 0, dout, dout * dout.dtype.type(self.slope))
+        return namespace(x).where(x > 0, dout, dout * self.slope)
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:
     """The logistic function without overflow: exp is only ever taken of -|x|."""
-    e = np.exp(-np.abs(x))  # (N, D), in (0, 1]
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+    xp = namespace(x)
+    e = xp.exp(-xp.abs(x))  # (N, D), in (0, 1]
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
 class Sigmoid(Layer):
@@ -179,7 +186,7 @@ class Tanh(Layer):
         self.out = None
 
     def forward(self, x):
-        self.out = np.tanh(x)  # (N, D)
+        self.out = namespace(x).tanh(x)  # (N, D)
         return self.out
 
     def backward(self, dout):
@@ -191,7 +198,7 @@ class Tanh(Layer):
 class GELU(Layer):
     """GELU, tanh approximation: out = 0.5 x (1 + tanh(k (x + 0.044715 x^3))), k = sqrt(2/pi)."""
 
-    K = np.sqrt(2.0 / np.pi)
+    K = math.sqrt(2.0 / math.pi)
     C = 0.044715
 
     def __init__(self):
@@ -199,14 +206,14 @@ class GELU(Layer):
         self.x = self.t = None
 
     def forward(self, x):
-        k, c = x.dtype.type(self.K), x.dtype.type(self.C)
+        k, c = self.K, self.C
         self.x = x  # (N, D)
-        self.t = np.tanh(k * (x + c * x ** 3))  # (N, D)
+        self.t = namespace(x).tanh(k * (x + c * x ** 3))  # (N, D)
         return 0.5 * x * (1 + self.t)
 
     def backward(self, dout):
         x, t = self.saved(self.x), self.saved(self.t)
-        k, c = x.dtype.type(self.K), x.dtype.type(self.C)
+        k, c = self.K, self.C
         # fwd: out = 0.5 x (1 + t), t = tanh(u), u = k (x + c x^3)
         #  =>  dx = dout * (0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2))
         return dout * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * c * x * x))
@@ -221,11 +228,12 @@ class Softmax(Layer):
         self.s = None
 
     def forward(self, x):
-        e = np.exp(x - x.max(axis=1, keepdims=True))  # (N, D), shifted so exp cannot overflow
-        self.s = e / e.sum(axis=1, keepdims=True)  # (N, D)
+        xp = namespace(x)
+        e = xp.exp(x - xp.max(x, axis=1, keepdims=True))  # (N, D), shifted so exp cannot overflow
+        self.s = e / xp.sum(e, axis=1, keepdims=True)  # (N, D)
         return self.s
 
     def backward(self, dout):
         s = self.saved(self.s)
         # fwd: s = exp(x) / sum(exp(x))  =>  dx = J^T dout = s * (dout - sum(dout * s))
-        return s * (dout - (dout * s).sum(axis=1, keepdims=True))
+        return s * (dout - namespace(s).sum(dout * s, axis=1, keepdims=True))

@@ -9,9 +9,12 @@ weight of its true class before the mean.
 N = batch size, C = classes, K = output units.
 """
 
+import math
+
 import numpy as np
 
 from .layers import sigmoid
+from .namespace import like, namespace
 
 
 def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> tuple[float, np.ndarray]:
@@ -20,20 +23,27 @@ def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray
     Inputs: logits (N, C), y (N,) integers in 0..C-1, weights (C,) or None.
     Returns: mean loss, dlogits (N, C) = w[y] (softmax(logits) - onehot(y)) / N (w = 1 without weights).
     """
-    n = logits.shape[0]
-    rows = np.arange(n)
-    z = logits - logits.max(axis=1, keepdims=True)  # (N, C), max 0: exp cannot overflow
-    e = np.exp(z)  # (N, C)
-    sum_e = e.sum(axis=1, keepdims=True)  # (N, 1), at least 1: log is finite
-    per_row = np.log(sum_e[:, 0]) - z[rows, y]  # (N,): -log softmax(z)[y] = log(sum(exp(z))) - z[y]
-    loss = float(np.mean(per_row if weights is None else weights[y] * per_row, dtype=np.float64))
+    xp = namespace(logits)
+    n, c = logits.shape
+    onehot = xp.astype(y[:, None] == xp.arange(c), logits.dtype)  # (N, C), row n is 1 at y[n]
+    z = logits - xp.max(logits, axis=1, keepdims=True)  # (N, C), max 0: exp cannot overflow
+    e = xp.exp(z)  # (N, C)
+    sum_e = xp.sum(e, axis=1, keepdims=True)  # (N, 1), at least 1: log is finite
+    per_row = xp.log(sum_e[:, 0]) - xp.vecdot(z, onehot)  # (N,): -log softmax(z)[y] = log(sum(exp(z))) - z[y]
+    row_weights = None if weights is None else xp.take(like(logits, weights), y)  # (N,), w[y]
+    loss = _mean64(per_row if weights is None else row_weights * per_row)
     dlogits = e / sum_e  # (N, C), softmax
-    dlogits[rows, y] -= 1
+    dlogits -= onehot
     if weights is None:
-        dlogits /= logits.dtype.type(n)
-    else:
-        dlogits *= (weights[y] / n).astype(logits.dtype)[:, None]
-    return loss, dlogits
+        dlogits /= n
+        return loss, dlogits
+    return loss, dlogits * xp.astype(row_weights / n, logits.dtype)[:, None]
+
+
+def _mean64(values) -> float:
+    """The mean of every entry of ``values``, summed in float64, as a Python float."""
+    xp = namespace(values)
+    return float(xp.sum(values, dtype=xp.float64)) / math.prod(values.shape)
 
 
 def bce_with_logits(logits: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> tuple[float, np.ndarray]:
@@ -44,12 +54,14 @@ def bce_with_logits(logits: np.ndarray, y: np.ndarray, weights: np.ndarray | Non
     Inputs: logits (N, K), y (N, K) in {0, 1} (or [0, 1]), weights (2,) or None.
     Returns: mean loss, dlogits (N, K) = w[y] (sigmoid(z) - y) / (N * K).
     """
-    z = logits
-    per_entry = np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z)))  # (N, K)
+    z, xp = logits, namespace(logits)
+    size = z.shape[0] * z.shape[1]
+    per_entry = xp.maximum(z, 0.0) - z * y + xp.log1p(xp.exp(-xp.abs(z)))  # (N, K)
     if weights is None:
-        return float(per_entry.mean(dtype=np.float64)), (sigmoid(z) - y) / z.dtype.type(z.size)
-    w = weights[y.astype(np.int64)]  # (N, K)
-    return float((w * per_entry).mean(dtype=np.float64)), (w * (sigmoid(z) - y) / z.size).astype(z.dtype)
+        return _mean64(per_entry), (sigmoid(z) - y) / size
+    weights = like(z, weights)  # (2,)
+    w = xp.where(y >= 1, weights[1], weights[0])  # (N, K), the weight of each entry's class
+    return _mean64(w * per_entry), xp.astype(w * (sigmoid(z) - y) / size, z.dtype)
 
 
 def mse(pred: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
@@ -59,4 +71,4 @@ def mse(pred: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
     Returns: mean loss, dpred (N, K) = 2 (pred - y) / (N * K).
     """
     diff = pred - y  # (N, K)
-    return float((diff * diff).mean(dtype=np.float64)), diff * pred.dtype.type(2.0 / pred.size)
+    return _mean64(diff * diff), diff * (2.0 / (pred.shape[0] * pred.shape[1]))

@@ -8,6 +8,7 @@ import numpy as np
 
 from .errors import LayerError
 from .layers import Layer
+from .namespace import namespace
 
 
 class _ScaleShift(Layer):
@@ -30,8 +31,9 @@ class _ScaleShift(Layer):
         """Fill dgamma and dbeta; return dxhat (N, D)."""
         xhat = self.saved(self.xhat)
         # fwd: out = gamma * xhat + beta  =>  dgamma = sum_N(dout * xhat), dbeta = sum_N(dout)
-        self.grads["gamma"] = (dout * xhat).sum(axis=0)  # (D,)
-        self.grads["beta"] = dout.sum(axis=0)  # (D,)
+        xp = namespace(dout)
+        self.grads["gamma"] = xp.sum(dout * xhat, axis=0)  # (D,)
+        self.grads["beta"] = xp.sum(dout, axis=0)  # (D,)
         return dout * self.params["gamma"]
 
 
@@ -43,9 +45,10 @@ class LayerNorm(_ScaleShift):
         super().__init__(features, eps, dtype)
 
     def forward(self, x):
-        mean = x.mean(axis=1, keepdims=True)  # (N, 1)
-        var = x.var(axis=1, keepdims=True)  # (N, 1), biased
-        self.rstd = 1 / np.sqrt(var + x.dtype.type(self.eps))  # (N, 1)
+        xp = namespace(x)
+        mean = xp.mean(x, axis=1, keepdims=True)  # (N, 1)
+        var = xp.var(x, axis=1, keepdims=True)  # (N, 1), biased
+        self.rstd = 1 / xp.sqrt(var + self.eps)  # (N, 1)
         return self.scale_shift((x - mean) * self.rstd)
 
     def backward(self, dout):
@@ -53,8 +56,9 @@ class LayerNorm(_ScaleShift):
         xhat, rstd = self.xhat, self.saved(self.rstd)
         # fwd: out = gamma * xhat + beta, xhat = (x - mean(x)) * rstd, rstd = 1 / sqrt(var(x) + eps)
         #  =>  dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)), dxhat = dout * gamma
-        return rstd * (dxhat - dxhat.mean(axis=1, keepdims=True)
-                       - xhat * (dxhat * xhat).mean(axis=1, keepdims=True))  # means over D
+        xp = namespace(dout)
+        return rstd * (dxhat - xp.mean(dxhat, axis=1, keepdims=True)
+                       - xhat * xp.mean(dxhat * xhat, axis=1, keepdims=True))  # means over D
 
 
 class RMSNorm(Layer):
@@ -69,18 +73,20 @@ class RMSNorm(Layer):
         self.xhat = self.rrms = None
 
     def forward(self, x):
-        self.rrms = 1 / np.sqrt((x * x).mean(axis=1, keepdims=True) + x.dtype.type(self.eps))  # (N, 1)
+        xp = namespace(x)
+        self.rrms = 1 / xp.sqrt(xp.mean(x * x, axis=1, keepdims=True) + self.eps)  # (N, 1)
         self.xhat = x * self.rrms  # (N, D)
         return self.params["gamma"] * self.xhat
 
     def backward(self, dout):
         xhat, rrms = self.saved(self.xhat), self.saved(self.rrms)
+        xp = namespace(dout)
         # fwd: out = gamma * xhat  =>  dgamma = sum_N(dout * xhat)
-        self.grads["gamma"] = (dout * xhat).sum(axis=0)  # (D,)
+        self.grads["gamma"] = xp.sum(dout * xhat, axis=0)  # (D,)
         dxhat = dout * self.params["gamma"]  # (N, D)
         # fwd: out = gamma * xhat, xhat = x * rrms, rrms = 1 / sqrt(mean(x^2) + eps)
         #  =>  dx = rrms * (dxhat - xhat * mean(dxhat * xhat)), dxhat = dout * gamma
-        return rrms * (dxhat - xhat * (dxhat * xhat).mean(axis=1, keepdims=True))  # mean over D
+        return rrms * (dxhat - xhat * xp.mean(dxhat * xhat, axis=1, keepdims=True))  # mean over D
 
 
 class BatchNorm1d(_ScaleShift):
@@ -99,21 +105,21 @@ class BatchNorm1d(_ScaleShift):
         self.batch_stats = None
 
     def forward(self, x):
-        eps = x.dtype.type(self.eps)
+        xp = namespace(x)
         if self.training:
             n = x.shape[0]
             if n < 2:
                 raise LayerError("BatchNorm1d needs at least 2 rows per batch in training mode")
-            mean = x.mean(axis=0)  # (D,)
-            var = x.var(axis=0)  # (D,), biased: the one that normalises
-            m = x.dtype.type(self.momentum)
+            mean = xp.mean(x, axis=0)  # (D,)
+            var = xp.var(x, axis=0)  # (D,), biased: the one that normalises
+            m = self.momentum
             rm, rv = self.buffers["running_mean"], self.buffers["running_var"]
             self.buffers["running_mean"] = (1 - m) * rm + m * mean
-            self.buffers["running_var"] = (1 - m) * rv + m * var * x.dtype.type(n / (n - 1))
+            self.buffers["running_var"] = (1 - m) * rv + m * var * (n / (n - 1))
         else:
             mean, var = self.buffers["running_mean"], self.buffers["running_var"]
         self.batch_stats = self.training
-        self.rstd = 1 / np.sqrt(var + eps)  # (D,)
+        self.rstd = 1 / xp.sqrt(var + self.eps)  # (D,)
         return self.scale_shift((x - mean) * self.rstd)
 
     def backward(self, dout):
@@ -124,4 +130,5 @@ class BatchNorm1d(_ScaleShift):
             return dxhat * rstd
         # fwd: out = gamma * xhat + beta, xhat = (x - mean_N(x)) * rstd, rstd = 1 / sqrt(var_N(x) + eps)
         #  =>  dx = rstd * (dxhat - mean_N(dxhat) - xhat * mean_N(dxhat * xhat)), dxhat = dout * gamma
-        return rstd * (dxhat - dxhat.mean(axis=0) - xhat * (dxhat * xhat).mean(axis=0))
+        xp = namespace(dout)
+        return rstd * (dxhat - xp.mean(dxhat, axis=0) - xhat * xp.mean(dxhat * xhat, axis=0))

@@ -6,7 +6,11 @@ Weight decay shrinks weight matrices only (ndim >= 2), never biases or norm scal
 gradient term (L2) in every optimizer but AdamW, which decays the weights apart from the step.
 """
 
+import math
+
 import numpy as np
+
+from .namespace import namespace
 
 
 class Optimizer:
@@ -34,7 +38,7 @@ class Optimizer:
     def slot(self, slot: str, name: str, like: np.ndarray) -> np.ndarray:
         """The state ``slot`` of parameter ``name``: zeros before its first step."""
         found = self.state[slot]
-        return found[name] if name in found else np.zeros_like(like)
+        return found[name] if name in found else namespace(like).zeros_like(like)
 
 
 class SGD(Optimizer):
@@ -65,7 +69,7 @@ class RMSProp(Optimizer):
 
     def update(self, name, p, g, lr):
         s = self.state["square_avg"][name] = self.rho * self.slot("square_avg", name, p) + (1 - self.rho) * g * g
-        p -= lr * g / (np.sqrt(s) + self.eps)
+        p -= lr * g / (namespace(s).sqrt(s) + self.eps)
 
 
 class Adam(Optimizer):
@@ -83,7 +87,7 @@ class Adam(Optimizer):
         m = self.state["m"][name] = b1 * self.slot("m", name, p) + (1 - b1) * g
         v = self.state["v"][name] = b2 * self.slot("v", name, p) + (1 - b2) * g * g
         # m_hat's divisor is folded into the rate: lr * m_hat = lr / (1 - b1^t) * m
-        p -= lr / (1 - b1 ** t) * m / (np.sqrt(v / (1 - b2 ** t)) + self.eps)
+        p -= lr / (1 - b1 ** t) * m / (namespace(v).sqrt(v / (1 - b2 ** t)) + self.eps)
 
 
 class AdamW(Adam):
@@ -101,7 +105,14 @@ def grad_norm(grads) -> float:
     """||all grads||: the 2-norm of every entry of ``grads`` together, sqrt(sum of g * g). Each
     array's sum is taken in its own dtype, so the norm is inf as soon as one overflows it, and
     inf or nan as soon as one entry is not finite."""
-    return float(np.sqrt(sum(float(np.vdot(g, g)) for g in grads)))
+    return math.sqrt(sum(_squares(g) for g in grads))
+
+
+def _squares(g) -> float:
+    """sum(g * g) over every entry of ``g``, in its dtype."""
+    xp = namespace(g)
+    flat = xp.reshape(g, (-1,))  # (g.size,)
+    return float(xp.vecdot(flat, flat))
 
 
 def clip_grad_norm(grads, max_norm: float, total: float | None = None) -> float:
@@ -113,5 +124,5 @@ def clip_grad_norm(grads, max_norm: float, total: float | None = None) -> float:
     if total > max_norm:
         scale = max_norm / (total + 1e-12)
         for g in grads:
-            g *= g.dtype.type(scale)
+            g *= scale
     return total

@@ -9,16 +9,18 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from .model import Model
+from .namespace import like, namespace
 from .optimizers import Optimizer, clip_grad_norm
 
 
 def batches(X: np.ndarray, y: np.ndarray, batch_size: int, rng: np.random.Generator) -> Iterator:
     """One epoch of (X, y) in batches of ``batch_size`` rows, in an order ``rng`` shuffles anew
     for each epoch: (Xb (B, D), yb (B, ...)) pairs."""
-    order = rng.permutation(len(X))  # (N,)
-    for start in range(0, len(X), batch_size):
-        rows = order[start:start + batch_size]  # (B,)
-        yield X[rows], y[rows]
+    n, xp = X.shape[0], namespace(X)
+    order = rng.permutation(n)  # (N,), drawn on the CPU
+    for start in range(0, n, batch_size):
+        rows = like(X, order[start:start + batch_size])  # (B,), beside X
+        yield xp.take(X, rows, axis=0), xp.take(y, rows, axis=0)
 
 
 def train(model: Model, loss: Callable, optimizer: Optimizer, data: Callable[[], Iterator], *, epochs: int,
@@ -40,7 +42,7 @@ def train(model: Model, loss: Callable, optimizer: Optimizer, data: Callable[[],
             if clip_norm:
                 clip_grad_norm([g for _, _, g in model.parameters()], clip_norm)
             optimizer.step(model.parameters(), lr(step))
-            step, total, seen = step + 1, total + value * len(Xb), seen + len(Xb)
+            step, total, seen = step + 1, total + value * Xb.shape[0], seen + Xb.shape[0]
         history.append({"epoch": epoch, "train_loss": total / seen})
         if on_epoch is not None:
             on_epoch(history[-1])

@@ -12,6 +12,7 @@ import os
 import numpy as np
 
 from ..datasets.split_record import SplitRecord
+from ..devices import to_numpy
 from ..errors import DataError, ModelFileError, short_repr
 from ..files import read_npz, write_npz
 from ..optimizers import load_state_arrays, row_of, state_arrays, used_slots
@@ -36,8 +37,8 @@ def _generators(trainer: Trainer) -> dict[str, np.random.Generator]:
 def save_checkpoint(path: str | os.PathLike, trainer: Trainer, split: SplitRecord | None = None) -> None:
     """Write the trainer's complete state to ``path`` atomically, with the ``split`` record of the
     data it trains on (``refuse_other_data`` compares it on resume)."""
-    arrays = {f"model/{k}": v for k, v in trainer.model.state().items()}
-    arrays.update({f"optim/{k}": v for k, v in state_arrays(trainer.optimizer).items()})
+    arrays = {f"model/{k}": to_numpy(v) for k, v in trainer.model.state().items()}  # numpy on disk, whatever the device
+    arrays.update({f"optim/{k}": to_numpy(v) for k, v in state_arrays(trainer.optimizer).items()})
     meta = {
         "format": FORMAT,
         "epoch": trainer.epoch,

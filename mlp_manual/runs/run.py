@@ -22,6 +22,7 @@ from pathlib import Path
 from .. import files
 from ..config import Config, dump_config, load_config, with_absolute_paths
 from ..datasets.vocabulary import BOUNDARY
+from ..devices import device
 from ..errors import ConfigError, Terminated, TrainingDiverged, TrainingInterrupted
 from ..process import signal_name
 from ..readable import readable
@@ -84,6 +85,7 @@ def train_run(cfg: Config, out: str | None = None, overwrite: bool = False,
     looks wrong.
     """
     started = time.perf_counter()
+    device(cfg.device).namespace()  # a device that cannot be used fails before anything is loaded or written
     exp = prepare(cfg)
     init_lines = warm_start(exp.model, exp.data, cfg.model.init_from) if cfg.model.init_from else []
     with make_run_dir(out, cfg.name, overwrite) as run_dir, ends_named(run_dir):
@@ -119,6 +121,7 @@ def resume_run(run_dir: str, echo: Callable[[str], None] = print, epochs: int | 
                 raise ConfigError(f"{path}: the run has done {meta['epoch']} epochs{part}; --epochs {epochs} would "
                                   "end it before that")
         cfg = load_config(path / "config.yaml", [f"training.epochs={epochs}"] if epochs else [])
+        device(cfg.device).namespace()  # the device this resume asks for, before anything is written
         exp = prepare(cfg)
         if ckpt is not None:
             refuse_other_data(ckpt, exp.split, saved)

@@ -18,6 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from ..core import grad_norm
+from ..devices import to_numpy
 from ..errors import TrainingWarning
 from ..layers.registry import units_of
 from ..optimizers import is_weight_matrix
@@ -120,7 +121,7 @@ class Recorder:
     def record_activations(self, step: int):
         """A ``watch`` function for ``forward_watched`` that records output statistics."""
         def watch(i, layer, out):
-            name = f"layers.{i}"
+            out, name = to_numpy(out), f"layers.{i}"  # statistics on the host, whatever the device
             self.rows.append((step, i, name, "act_mean", float(out.mean())))
             self.rows.append((step, i, name, "act_std", float(out.std())))
             frac = unit_fraction(layer, out)
@@ -136,7 +137,7 @@ class Recorder:
         the parameters as they were before it."""
         matrices = {}
         for name, p, g in model.parameters():
-            i = int(name.split(".")[1])
+            i, p, g = int(name.split(".")[1]), to_numpy(p), to_numpy(g)  # on the host, whatever the device
             gn, pn = _norm(g), _norm(before[name])
             ratio = _norm(p - before[name]) / pn if pn > 0 else float("nan")
             self.rows += [(step, i, name, "grad_norm", gn), (step, i, name, "weight_norm", pn),

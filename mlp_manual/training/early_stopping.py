@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..devices import to_numpy
 from ..errors import ConfigError
 from .state_checks import is_count, is_number
 
@@ -70,7 +71,7 @@ class EarlyStopping:
         if value < self.best_value - self.min_delta:
             self.best_value, self.bad_epochs = value, 0
             self.best_epoch, self.best_metrics = row["epoch"], dict(row)
-            self.best_weights = {k: v.copy() for k, v in model.state().items()}
+            self.best_weights = {k: to_numpy(v).copy() for k, v in model.state().items()}  # on the host
         else:
             self.bad_epochs += 1
         self.stopped = bool(self.patience) and self.bad_epochs >= self.patience

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.namespace import namespace
 from ..losses import LossSpec
 from ..model import Model
 
@@ -21,7 +22,8 @@ def model_outputs(model: Model, X: np.ndarray, batch_size: int = 2048) -> np.nda
     was_training = [layer.training for layer in model.layers]
     model.eval()
     try:
-        return np.concatenate([model.forward(X[i:i + batch_size]) for i in range(0, len(X), batch_size)])
+        n = X.shape[0]
+        return namespace(X).concat([model.forward(X[i:min(i + batch_size, n), ...]) for i in range(0, n, batch_size)])
     finally:
         for layer, mode in zip(model.layers, was_training):
             layer.train(mode)
@@ -35,18 +37,19 @@ def evaluate(model: Model, loss: LossSpec, X: np.ndarray, y: np.ndarray) -> dict
     out = model_outputs(model, X)  # (N, K)
     metrics = {"loss": loss.fn(out, y)[0]}
     if loss.classification:
-        metrics["acc"] = count_correct(loss, out, y) / len(X)
+        metrics["acc"] = count_correct(loss, out, y) / X.shape[0]
     return metrics
 
 
 def count_correct(loss: LossSpec, out: np.ndarray, y: np.ndarray) -> int:
     """Correct class predictions in a batch of outputs (N, K)."""
-    return int((loss.predict(out) == class_labels(y)).sum())
+    return int(namespace(out).count_nonzero(loss.predict(out) == class_labels(y)))
 
 
 def class_labels(y: np.ndarray) -> np.ndarray:
     """Labels (N,) int64 from targets as a loss wants them, (N,) or (N, 1)."""
-    return (y if y.ndim == 1 else y[:, 0]).astype(np.int64)
+    xp = namespace(y)
+    return xp.astype(y if y.ndim == 1 else y[:, 0], xp.int64)
 
 
 def confusion_matrix(y_true: np.ndarray, y_pred: np.ndarray, n_classes: int) -> np.ndarray:

@@ -52,7 +52,7 @@ def training_plan(cfg: Config) -> TrainingPlan:
         accumulate=o.accumulate, schedule=s.name, schedule_options=dict(s.options),
         early_stopping=StopRule(stop.monitor, stop.patience, stop.min_delta, stop.restore_best),
         checkpoint_seconds=t.checkpoint_seconds, checkpoint_every=t.checkpoint_every,
-        diagnostics_every=cfg.diagnostics.every)
+        diagnostics_every=cfg.diagnostics.every, device=cfg.device)
 
 
 def prepare(cfg: Config) -> Experiment:

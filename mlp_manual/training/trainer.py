@@ -7,6 +7,7 @@ layer at fault when the loss or a gradient stops being finite.
 N = samples, B = batch size, D = features, K = output units.
 """
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -15,6 +16,8 @@ from typing import NoReturn
 import numpy as np
 
 from ..core import Optimizer, clip_grad_norm, grad_norm
+from ..core.namespace import like, namespace
+from ..devices import DEVICES, Device, device, move_model, move_optimizer_state, to_numpy
 from ..errors import DataError, TrainingDiverged, TrainingInterrupted
 from ..losses import LossSpec
 from ..model import Model
@@ -24,6 +27,7 @@ from .early_stopping import EarlyStopping, StopRule
 from .epoch_position import EpochPosition
 from .evaluation import count_correct, evaluate
 from .fast_paths import backward_without_data_grad, fast_optimizer
+from .fast_paths import grad_norm as fast_grad_norm
 from .history import History
 
 
@@ -56,6 +60,7 @@ class TrainingPlan:
     checkpoint_seconds: float  # training.checkpoint_seconds
     checkpoint_every: int  # training.checkpoint_every
     diagnostics_every: int  # diagnostics.every: steps between records, 0 once an epoch
+    device: str = "cpu"  # device: where the steps compute (devices.py)
 
 
 # (epoch, steps done in the epoch, its steps, mean training loss of the epoch so far), after every step
@@ -90,7 +95,9 @@ class Trainer:
                  on_checkpoint: Callable[[], None] | None = None,
                  recorder: Recorder | None = None, on_step: StepCallback | None = None):
         self.model, self.loss, self.plan, self.rng = model, loss, plan, rng
-        self.optimizer: Optimizer = fast_optimizer(plan.optimizer, plan.optimizer_options, plan.weight_decay)
+        self.device: Device = device(plan.device)
+        self.optimizer: Optimizer = fast_optimizer(plan.optimizer, plan.optimizer_options, plan.weight_decay,
+                                                   numpy=self.device.on_host)
         self.on_epoch = on_epoch or (lambda row: None)
         self.on_checkpoint = on_checkpoint or (lambda: None)
         self.on_step = on_step or _no_report
@@ -120,24 +127,27 @@ class Trainer:
         weight changes, when the loss or a gradient is not finite.
         Returns (mean loss, correct predictions).
         """
-        model, n = self.model, len(Xb)
+        model, n = self.model, Xb.shape[0]
         parts = min(self.plan.accumulate, n)
         if parts == 1:
             total, correct = self._forward_backward(Xb, yb, watch)
         else:
             total, correct, summed = 0.0, 0, None
-            for i, idx in enumerate(np.array_split(np.arange(n), parts)):
-                share = len(idx) / n
-                value, right = self._forward_backward(Xb[idx], yb[idx], watch if i == 0 else None, share)
+            cuts = [i * (n // parts) + min(i, n % parts) for i in range(parts + 1)]  # np.array_split's sizes
+            for i, (lo, hi) in enumerate(zip(cuts, cuts[1:])):
+                share = (hi - lo) / n
+                value, right = self._forward_backward(Xb[lo:hi, ...], yb[lo:hi, ...], watch if i == 0 else None, share)
                 total, correct = total + value * share, correct + right
                 grads = [g for _, _, g in model.parameters()]
-                summed = [x.copy() for x in grads] if summed is None else [s + x for s, x in zip(summed, grads)]
+                summed = [x + 0.0 for x in grads] if summed is None else [s + x for s, x in zip(summed, grads)]
             for (_, _, g), s in zip(model.parameters(), summed):
                 g[...] = s
         with np.errstate(over="ignore", invalid="ignore"):
-            norm = grad_norm(g for _, _, g in model.parameters())
-        if not (np.isfinite(total) and np.isfinite(norm)):
-            raise TrainingDiverged(self.step_count, locate_nonfinite(model, self.loss.fn, Xb, yb))
+            norm = (fast_grad_norm if self.device.on_host else grad_norm)(g for _, _, g in model.parameters())
+        if not (math.isfinite(total) and math.isfinite(norm)):
+            move_model(model, DEVICES["cpu"])  # the search for the layer at fault reads numpy
+            where = locate_nonfinite(model, self.loss.fn, to_numpy(Xb), to_numpy(yb))
+            raise TrainingDiverged(self.step_count, where)
         if self.plan.clip_norm:
             clip_grad_norm([g for _, _, g in model.parameters()], self.plan.clip_norm, norm)
         self.optimizer.step(model.parameters(), lr)
@@ -150,7 +160,7 @@ class Trainer:
         out = self.model.forward(X) if watch is None else forward_watched(self.model, X, watch)  # (B, K)
         value, dout = self.loss.fn(out, y)
         if share != 1.0:
-            dout *= dout.dtype.type(share)
+            dout *= share
         backward_without_data_grad(self.model, dout)
         return value, count_correct(self.loss, out, y) if self.loss.classification else 0
 
@@ -160,38 +170,60 @@ class Trainer:
         nothing is left to train when ``finished``. ``augment`` (Experiment.augment) changes each
         training batch before the step: ``augment(Xb, epoch, batch index)``."""
         self._check_training_data(X)
-        bounds = batch_bounds(len(X), self.plan.batch_size)
-        schedule = Schedule(self.plan.schedule, self.plan.schedule_options, self.plan.lr, len(bounds), self.plan.epochs)
-        self.model.train()
-        self.last_checkpoint = time.perf_counter()
-        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # non-finite values are caught per step
-            while not self.finished:
-                started = time.perf_counter()
-                position = self._start_epoch(len(X))
-                lr = schedule.lr(max(self.step_count - 1, 0))  # the last step's, if no batch is left
-                for lo, hi in bounds[position.next_batch:]:
-                    lr = schedule.lr(self.step_count)
-                    idx = position.order[lo:hi]
-                    Xb = X[idx] if augment is None else augment(X[idx], self.epoch, position.next_batch)
-                    loss, correct = self._train_batch(Xb, y[idx], lr, len(bounds))  # (B, D), (B,)
-                    position.add_batch(loss, hi - lo, correct)
-                    self.on_step(self.epoch + 1, position.next_batch, len(bounds), position.loss_sum / hi)
-                    if self.stop_requested:
-                        self._interrupt(position, started)
-                    if self._checkpoint_due():
-                        self._checkpoint(position, started)
-                        self.position = None  # only saved: the epoch goes on
-                row = self._epoch_metrics(self.epoch + 1, lr, position, started, X_val, y_val)
-                self._end_epoch(row)
+        on_device = [self.device.put(a) for a in (X, y, X_val, y_val)]  # the data moves to the device once
+        move_model(self.model, self.device)
+        move_optimizer_state(self.optimizer, self.device)
+        try:
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # non-finite values are caught per step
+                self._epochs(*on_device, augment)
+        finally:  # the model and the optimizer's state come back as numpy arrays, however training ended
+            move_model(self.model, DEVICES["cpu"])
+            move_optimizer_state(self.optimizer, DEVICES["cpu"])
         self.early_stopping.restore(self.model)
         return self.history
 
+    def _epochs(self, X, y, X_val, y_val, augment: Augment | None) -> None:
+        """``fit``'s loop over epochs and batches, on arrays of the device."""
+        bounds = batch_bounds(X.shape[0], self.plan.batch_size)
+        schedule = Schedule(self.plan.schedule, self.plan.schedule_options, self.plan.lr, len(bounds), self.plan.epochs)
+        self.model.train()
+        self.last_checkpoint = time.perf_counter()
+        while not self.finished:
+            started = time.perf_counter()
+            position = self._start_epoch(X.shape[0])
+            lr = schedule.lr(max(self.step_count - 1, 0))  # the last step's, if no batch is left
+            for lo, hi in bounds[position.next_batch:]:
+                lr = schedule.lr(self.step_count)
+                Xb, yb = self._batch(X, y, position.order[lo:hi], augment, position.next_batch)  # (B, D), (B,)
+                loss, correct = self._train_batch(Xb, yb, lr, len(bounds))
+                position.add_batch(loss, hi - lo, correct)
+                self.on_step(self.epoch + 1, position.next_batch, len(bounds), position.loss_sum / hi)
+                if self.stop_requested:
+                    self._interrupt(position, started)
+                if self._checkpoint_due():
+                    self._checkpoint(position, started)
+                    self.position = None  # only saved: the epoch goes on
+            row = self._epoch_metrics(self.epoch + 1, lr, position, started, X_val, y_val)
+            self._end_epoch(row)
+
+    def _batch(self, X, y, rows: np.ndarray, augment: Augment | None, index: int) -> tuple:
+        """The training batch of ``rows`` (B,) of X and y, its images changed by ``augment``
+        (which draws and shifts on the CPU)."""
+        if self.device.on_host:
+            Xb = X[rows]  # (B, D)
+            return (Xb if augment is None else augment(Xb, self.epoch, index)), y[rows]
+        xp, rows = namespace(X), like(X, rows)
+        Xb = xp.take(X, rows, axis=0)  # (B, D)
+        if augment is not None:
+            Xb = self.device.put(augment(to_numpy(Xb), self.epoch, index))
+        return Xb, xp.take(y, rows, axis=0)
+
     def _check_training_data(self, X: np.ndarray) -> None:
-        if len(X) == 0:
+        if X.shape[0] == 0:
             raise DataError("there are no training samples")
-        if self.position is not None and len(self.position.order) != len(X):
+        if self.position is not None and len(self.position.order) != X.shape[0]:
             raise DataError(f"the interrupted epoch's batch order covers {len(self.position.order)} samples, "
-                            f"the training data has {len(X)}")
+                            f"the training data has {X.shape[0]}")
 
     def _start_epoch(self, n: int) -> EpochPosition:
         """The interrupted epoch to finish, or a new epoch over ``n`` rows, shuffled by ``rng``
@@ -206,7 +238,7 @@ class Trainer:
         step, every = self.step_count, self.plan.diagnostics_every or steps_per_epoch
         if self.recorder is None or (step + 1) % every != 0:
             return self.train_step(Xb, yb, lr)
-        before = {name: p.copy() for name, p, _ in self.model.parameters()}
+        before = {name: to_numpy(p) + 0 for name, p, _ in self.model.parameters()}  # copies, on the host
         result = self.train_step(Xb, yb, lr, self.recorder.record_activations(step))
         self.recorder.record_step(step, self.model, before)
         return result
