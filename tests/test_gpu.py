@@ -94,3 +94,16 @@ def test_a_run_interrupted_on_one_device_resumes_on_the_other(tmp_path, first, t
     config.write_text(config.read_text().replace(f"device: {first}", f"device: {then}"))
     resume_run(str(tmp_path / "cut"), echo=lambda line: None)
     assert_same_weights(tmp_path / "straight", tmp_path / "cut", tolerance=1e-9)  # cuBLAS sums in another order than the CPU's BLAS
+
+
+def test_an_estimator_trains_on_the_gpu_to_the_cpus_weights():
+    from sklearn.datasets import load_digits
+
+    from mlp_manual.sklearn import MLPClassifier
+
+    X, y = load_digits(return_X_y=True)
+    kw = dict(hidden_layer_sizes=(32,), max_iter=5, random_state=0, solver="adam")
+    cpu, gpu = MLPClassifier(**kw).fit(X / 16, y), MLPClassifier(device="cuda", **kw).fit(X / 16, y)
+    for a, b in zip(cpu.coefs_, gpu.coefs_):
+        assert type(b) is np.ndarray and np.abs(a - b).max() <= 1e-9 * max(1.0, float(np.abs(a).max()))
+    assert abs(cpu.score(X / 16, y) - gpu.score(X / 16, y)) <= 1 / len(y)

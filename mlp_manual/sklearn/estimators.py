@@ -51,7 +51,7 @@ class MLPClassifier(ClassifierMixin, MLPBase):
                  shuffle=True, random_state=None, tol=1e-4, verbose=False, warm_start=False, momentum=0.9,
                  nesterovs_momentum=True, early_stopping=False, validation_fraction=0.1, beta_1=0.9, beta_2=0.999,
                  epsilon=1e-8, n_iter_no_change=10, max_fun=15000, class_weight=None, dropout=0.0,
-                 normalization=None, init=None, dtype=None):
+                 normalization=None, init=None, dtype=None, device="cpu"):
         for name, value in locals().items():
             if name != "self":
                 setattr(self, name, value)
@@ -160,7 +160,7 @@ class MLPRegressor(RegressorMixin, MLPBase):
                  max_iter=200, shuffle=True, random_state=None, tol=1e-4, verbose=False, warm_start=False,
                  momentum=0.9, nesterovs_momentum=True, early_stopping=False, validation_fraction=0.1, beta_1=0.9,
                  beta_2=0.999, epsilon=1e-8, n_iter_no_change=10, max_fun=15000, dropout=0.0, normalization=None,
-                 init=None, dtype=None):
+                 init=None, dtype=None, device="cpu"):
         for name, value in locals().items():
             if name != "self":
                 setattr(self, name, value)

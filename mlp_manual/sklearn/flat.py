@@ -14,9 +14,12 @@ first two, and the order L-BFGS sees.
 N = samples, D = features, K = output units, P = parameters in all.
 """
 
+import math
+
 import numpy as np
 
 from ..core import Linear, ReLU
+from ..core.namespace import namespace
 from .network import linears
 from .outputs import loss_and_seed
 
@@ -35,19 +38,20 @@ class Flat:
 
     def __init__(self, model):
         self.slots = slots(model)
-        self.shapes = [layer.params[k].shape for layer, k in self.slots]
-        self.theta = np.concatenate([layer.params[k].ravel() for layer, k in self.slots])  # (P,), a copy
-        self.grad = np.zeros_like(self.theta)  # (P,)
-        self.n_coef = sum(int(np.prod(shape)) for shape in self.shapes[:len(linears(model))])
+        self.shapes = [tuple(layer.params[k].shape) for layer, k in self.slots]
+        xp = namespace(self.slots[0][0].params["W"])
+        self.theta = xp.concat([xp.reshape(layer.params[k], (-1,)) for layer, k in self.slots])  # (P,), a copy
+        self.grad = xp.zeros_like(self.theta)  # (P,)
+        self.n_coef = sum(math.prod(shape) for shape in self.shapes[:len(linears(model))])
         for (layer, k), g in zip(self.slots, self._views(self.grad)):
             layer.grads[k] = g
         self.point(self.theta)
 
     def _views(self, vector: np.ndarray) -> list[np.ndarray]:
-        views, start = [], 0
+        views, start, xp = [], 0, namespace(vector)
         for shape in self.shapes:
-            end = start + int(np.prod(shape))
-            views.append(vector[start:end].reshape(shape))
+            end = start + math.prod(shape)
+            views.append(xp.reshape(vector[start:end], shape))  # a view: the vector's memory (numpy, CuPy)
             start = end
         return views
 
@@ -62,7 +66,7 @@ class Flat:
         W = self.theta[:self.n_coef]  # every weight matrix, flattened
         # fwd: loss += scale / 2 * ||W||^2  =>  dW += scale * W
         self.grad[:self.n_coef] += scale * W
-        return 0.5 * scale * float(np.dot(W, W))
+        return 0.5 * scale * float(namespace(W).vecdot(W, W))
 
 
 def backward(model, dout: np.ndarray) -> None:
@@ -73,20 +77,24 @@ def backward(model, dout: np.ndarray) -> None:
     for i in range(len(layers) - 1, -1, -1):
         layer = layers[i]
         if type(layer) is Linear:
-            x, dW = layer.x, layer.grads["W"]
+            x, dW, db = layer.x, layer.grads["W"], layer.grads["b"]
             # fwd: out = x @ W + b  =>  dW = x.T @ dout, db = dout.sum(0)
-            if isinstance(x, np.ndarray):
+            if isinstance(dout, np.ndarray) and isinstance(x, np.ndarray):
                 np.matmul(x.T, dout, out=dW)  # (D, H)
-            else:  # a SciPy sparse first input
+                np.sum(dout, axis=0, out=db)  # (H,)
+            else:  # a SciPy sparse first input, or arrays of a device (devices.py)
                 dW[...] = x.T @ dout
-            np.sum(dout, axis=0, out=layer.grads["b"])  # (H,)
+                db[...] = namespace(dout).sum(dout, axis=0)
             if i == 0:
                 return
             # fwd: out = x @ W + b  =>  dx = dout @ W.T
             dout = dout @ layer.params["W"].T  # (N, D)
         elif type(layer) is ReLU:
             # fwd: out = max(x, 0)  =>  dx = dout * (x > 0)
-            dout *= layer.x > 0
+            if isinstance(dout, np.ndarray):
+                dout *= layer.x > 0
+            else:  # the standard multiplies no booleans with floats
+                dout = dout * namespace(dout).astype(layer.x > 0, dout.dtype)
         else:
             views = dict(layer.grads)
             dout = layer.backward(dout)

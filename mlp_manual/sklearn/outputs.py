@@ -19,16 +19,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import Softmax, sigmoid
+from ..core.namespace import namespace
 
 
 def _softmax_cross_entropy(z, Y):
     # p = softmax(z); -sum_k Y log p with log p = s - log(sum(exp(s))), s = z - max(z): finite
     # where p rounds to 0, and exp computed once
-    s = z - z.max(axis=1, keepdims=True)  # (N, K), max 0: exp cannot overflow
-    p = np.exp(s)
-    total = p.sum(axis=1, keepdims=True)  # (N, 1), at least 1
+    xp = namespace(z)
+    s = z - xp.max(z, axis=1, keepdims=True)  # (N, K), max 0: exp cannot overflow
+    p = xp.exp(s)
+    total = xp.sum(p, axis=1, keepdims=True)  # (N, 1), at least 1
     p /= total
-    rows = Y.sum(axis=1) * np.log(total[:, 0]) - (Y * s).sum(axis=1)  # (N,)
+    rows = xp.sum(Y, axis=1) * xp.log(total[:, 0]) - xp.sum(Y * s, axis=1)  # (N,)
     p -= Y
     return p, rows
 
@@ -36,20 +38,22 @@ def _softmax_cross_entropy(z, Y):
 def _binary_cross_entropy(z, Y):
     # p = sigmoid(z); -[Y log p + (1 - Y) log(1 - p)],
     # with log p = -log(1 + e^-z) and log(1 - p) = -log(1 + e^z): finite for any z
-    return sigmoid(z) - Y, (Y * np.logaddexp(0, -z) + (1 - Y) * np.logaddexp(0, z)).sum(axis=1)
+    xp = namespace(z)
+    return sigmoid(z) - Y, xp.sum(Y * xp.logaddexp(0.0, -z) + (1 - Y) * xp.logaddexp(0.0, z), axis=1)
 
 
 def _half_squared_error(z, Y):
     # p = z; 1/2 sum_k (p - Y)^2
     residual = z - Y
-    return residual, 0.5 * (residual * residual).sum(axis=1)
+    return residual, 0.5 * namespace(z).sum(residual * residual, axis=1)
 
 
 def _half_poisson_deviance(z, Y):
     # p = exp(z); Y log(Y / p) - Y + p, with Y log Y = 0 at Y = 0 and log p = z
-    p = np.exp(z)
-    y_log_y = np.where(Y > 0, Y * np.log(np.where(Y > 0, Y, 1)), 0)
-    return p - Y, (y_log_y - Y * z - Y + p).sum(axis=1)
+    xp = namespace(z)
+    p = xp.exp(z)
+    y_log_y = xp.where(Y > 0, Y * xp.log(xp.where(Y > 0, Y, 1.0)), 0.0)
+    return p - Y, xp.sum(y_log_y - Y * z - Y + p, axis=1)
 
 
 @dataclass(frozen=True)
@@ -77,16 +81,17 @@ def loss_and_seed(output: Output, z: np.ndarray, Y: np.ndarray, weights: np.ndar
     with respect to z (N, K); ``weights`` (N,) or None (every row 1). Also returns the sum of
     the weights, the denominator of every gradient."""
     residual, rows = output.loss(z, Y)  # (N, K) p - Y, (N,)
+    xp = namespace(z)
     if weights is None:
         total = z.shape[0]
-        loss = float(rows.sum(dtype=np.float64)) / total
+        loss = float(xp.sum(rows, dtype=xp.float64)) / total
         # fwd: loss = sum_n loss_n / N  =>  dz = (p - Y) / N
-        residual /= z.dtype.type(total)  # in place: one pass over memory fewer a batch
+        residual /= total  # in place: one pass over memory fewer a batch
         return loss, residual, total
-    total = float(weights.sum(dtype=np.float64))
+    total = float(xp.sum(weights, dtype=xp.float64))
     if not total > 0:
-        raise ValueError(f"the sample weights of a batch of {len(weights)} rows sum to {total:g}; every batch needs "
-                         "a positive sum (shuffle, or give positive weights)")
-    loss = float((weights * rows).sum(dtype=np.float64)) / total
+        raise ValueError(f"the sample weights of a batch of {weights.shape[0]} rows sum to {total:g}; every batch "
+                         "needs a positive sum (shuffle, or give positive weights)")
+    loss = float(xp.sum(weights * rows, dtype=xp.float64)) / total
     # fwd: loss = sum_n w_n loss_n / sum(w)  =>  dz = w (p - Y) / sum(w)
-    return loss, (residual * (weights / total)[:, None]).astype(z.dtype, copy=False), total
+    return loss, xp.astype(residual * (weights / total)[:, None], z.dtype, copy=False), total

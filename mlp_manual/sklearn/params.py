@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 
 from ..core.init import init_names
+from ..devices import DEVICES
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,10 @@ OURS = (
     Parameter("dtype", None, [StrOptions({"float32", "float64"}), None],
               "The dtype of the weights and of the computation; None: the input's (float64 unless X is "
               "float32), as in scikit-learn.", True),
+    Parameter("device", "cpu", [StrOptions(set(DEVICES))],
+              "Where the stochastic solvers train: 'cpu' (numpy), 'cuda' (CuPy on an NVIDIA GPU: pip install "
+              "'mlp-manual[gpu]') or 'array-api-strict'. X (dense) moves there once a fit, the network for each "
+              "epoch and back; the fitted arrays, predictions and 'lbfgs' stay on the CPU.", True),
 )
 CLASS_WEIGHT = Parameter("class_weight", None, [dict, StrOptions({"balanced"}), None],
                          "Weights of the classes ({label: weight}, or 'balanced': rows / (classes * rows "

@@ -9,14 +9,18 @@ scikit-learn's do, so that the same data and parameters take the same steps:
   lr_t = lr * sqrt(1 - b2^t) / (1 - b1^t),  p -= lr_t * m / (sqrt(v) + eps).
 
 Each writes into two work vectors instead of fresh temporaries (the trainer's reason,
-training/fast_paths.py). The other solvers (adamw, rmsprop) are the trainer's optimizers, given
+training/fast_paths.py) where the vector is numpy's; on a device (devices.py) it computes the
+same expressions, in the same order, in the standard's operators. The other solvers (adamw, rmsprop) are the trainer's optimizers, given
 the vector as their one parameter.
 
 P = parameters in all.
 """
 
+import math
+
 import numpy as np
 
+from ..core.namespace import namespace
 from ..training.fast_paths import fast_optimizer
 
 
@@ -29,8 +33,13 @@ class SGD:
 
     def step(self, theta: np.ndarray, grad: np.ndarray, lr: float) -> None:
         if self.velocity is None or self.velocity.shape != theta.shape:
-            self.velocity, self.work = np.zeros_like(theta), np.empty_like(theta)
+            self.velocity, self.work = namespace(theta).zeros_like(theta), namespace(theta).zeros_like(theta)
         v, w = self.velocity, self.work
+        if not isinstance(theta, np.ndarray):
+            v *= self.momentum  # v = momentum * v - lr * g
+            v -= grad * lr
+            theta += (-(grad * lr) + self.momentum * v) if self.nesterov else v
+            return
         np.multiply(grad, lr, out=w)  # w = lr * g
         v *= self.momentum  # v = momentum * v - lr * g
         v -= w
@@ -51,10 +60,18 @@ class Adam:
 
     def step(self, theta: np.ndarray, grad: np.ndarray, lr: float) -> None:
         if self.m is None or self.m.shape != theta.shape:
-            self.m, self.v = np.zeros_like(theta), np.zeros_like(theta)
-            self.work = np.empty_like(theta)
+            xp = namespace(theta)
+            self.m, self.v, self.work = xp.zeros_like(theta), xp.zeros_like(theta), xp.zeros_like(theta)
         b1, b2, m, v, w = self.beta_1, self.beta_2, self.m, self.v, self.work
         self.t += 1
+        if not isinstance(theta, np.ndarray):
+            m *= b1  # m = b1 * m + (1 - b1) * g
+            m += grad * (1 - b1)
+            v *= b2  # v = b2 * v + (1 - b2) * g^2
+            v += (grad * grad) * (1 - b2)
+            rate = lr * math.sqrt(1 - b2 ** self.t) / (1 - b1 ** self.t)  # lr_t
+            theta -= (m / (namespace(v).sqrt(v) + self.epsilon)) * rate  # p -= lr_t * m / (sqrt(v) + eps)
+            return
         m *= b1  # m = b1 * m + (1 - b1) * g
         m += np.multiply(grad, 1 - b1, out=w)
         v *= b2  # v = b2 * v + (1 - b2) * g^2
@@ -70,8 +87,8 @@ class Adam:
 class TrainerOptimizer:
     """One of the trainer's optimizers, stepping the vector as its one parameter."""
 
-    def __init__(self, name: str, options: dict):
-        self.optimizer = fast_optimizer(name, options)
+    def __init__(self, name: str, options: dict, numpy: bool):
+        self.optimizer = fast_optimizer(name, options, numpy=numpy)
 
     def step(self, theta: np.ndarray, grad: np.ndarray, lr: float) -> None:
         """Move theta (P,) in place by grad (P,)."""
@@ -86,4 +103,4 @@ def solver(est):
         return Adam(est.beta_1, est.beta_2, est.epsilon)
     options = {"beta1": est.beta_1, "beta2": est.beta_2, "eps": est.epsilon} if est.solver == "adamw" else \
         {"eps": est.epsilon}
-    return TrainerOptimizer(est.solver, options)
+    return TrainerOptimizer(est.solver, options, numpy=est.device == "cpu")

@@ -12,11 +12,14 @@ N = samples, D = features, K = output units.
 """
 
 import warnings
+from contextlib import contextmanager
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
+from ..core.namespace import like, namespace
+from ..devices import DEVICES, Device, device, move_model
 from .flat import Flat, loss_and_gradients
 from .solvers import solver
 
@@ -99,14 +102,15 @@ def fit_stochastic(est, X, Y: np.ndarray, weights, incremental: bool) -> None:
     if est.early_stopping and incremental:
         raise ValueError("partial_fit does not support early_stopping=True")
     X, Y, weights, validation = validation_split(est, X, Y, weights)
-    flat = Flat(est.model_)  # coefs_ and intercepts_ become views of flat.theta
-    est._read_back()
+    place = Placement(est, device(est.device), X)
+    X, Y, weights = (place.device.put(a) for a in (X, Y, weights))  # once a fit
     batch = batch_rows(est.batch_size, X.shape[0])
     est.n_iter_ = 0
     try:
         for _ in range(est.max_iter):
             est._hooks.begin()
-            loss = _epoch(est, flat, X, Y, weights, batch)
+            with place.epoch() as flat:
+                loss = _epoch(est, flat, X, Y, weights, batch)
             est.n_iter_ += 1
             est.loss_, est.t_ = loss, est.t_ + X.shape[0]
             est.loss_curve_.append(loss)
@@ -124,6 +128,37 @@ def fit_stochastic(est, X, Y: np.ndarray, weights, incremental: bool) -> None:
         est._restore_best()
 
 
+class Placement:
+    """Where the epochs compute. On the CPU the network's parameters are views of one Flat
+    vector from the first epoch to the last, and ``coefs_`` are those views. On a device
+    (devices.py) the network moves there for each epoch, as a Flat of the device's arrays, and
+    back after it: what reads it between epochs (the scores of early stopping and of callbacks,
+    ``coefs_``) reads numpy."""
+
+    def __init__(self, est, dev: Device, X):
+        self.est, self.device = est, dev
+        if dev.on_host:
+            self.flat = Flat(est.model_)  # coefs_ and intercepts_ become views of flat.theta
+            est._read_back()
+        else:
+            dev.namespace()  # DeviceError when the device cannot be used
+            if hasattr(X, "tocsr"):
+                raise ValueError(f"device={dev.name!r} trains on dense X: pass X.toarray(), or use device='cpu' "
+                                 "for sparse input")
+
+    @contextmanager
+    def epoch(self):
+        if self.device.on_host:
+            yield self.flat
+            return
+        move_model(self.est.model_, self.device)
+        try:
+            yield Flat(self.est.model_)
+        finally:
+            move_model(self.est.model_, DEVICES["cpu"])
+            self.est._read_back()
+
+
 def _epoch(est, flat, X, Y, weights, batch: int) -> float:
     """One pass over the rows in batches, shuffled first with ``shuffle``; returns the mean of
     the batches' losses weighted by their rows."""
@@ -131,18 +166,28 @@ def _epoch(est, flat, X, Y, weights, batch: int) -> float:
     if est.shuffle:
         order = np.arange(n)
         est._random_state.shuffle(order)
-        if _nbytes(X) <= WHOLE_GATHER:
+        if not isinstance(X, np.ndarray) and not hasattr(X, "tocsr"):  # a device's: gathered there
+            xp, order = namespace(X), like(X, order)
+            X, Y, weights = (None if a is None else xp.take(a, order, axis=0) for a in (X, Y, weights))
+            order = None
+        elif _nbytes(X) <= WHOLE_GATHER:
             # one gather an epoch, then each batch a view: fewer calls than a gather a batch
             X, Y, weights = X[order], Y[order], None if weights is None else weights[order]
             order = None
     model, step, output, total = est.model_, est._optimizer, est._output(), 0.0
     for start in range(0, n, batch):
-        rows = slice(start, start + batch) if order is None else order[start:start + batch]
-        loss = loss_and_gradients(model, flat, output, step.l2, X[rows], Y[rows],
+        rows = slice(start, min(start + batch, n)) if order is None else order[start:start + batch]
+        loss = loss_and_gradients(model, flat, output, step.l2, _rows(X, rows), _rows(Y, rows),
                                   None if weights is None else weights[rows])
         total += loss * (min(start + batch, n) - start)
         step.step(flat)
     return total / n
+
+
+def _rows(A, rows):
+    """The batch ``rows`` of A (N, ...): numpy's and SciPy's indexing, or the standard's, which
+    names every axis."""
+    return A[rows] if isinstance(A, np.ndarray) or hasattr(A, "tocsr") else A[rows, ...]
 
 
 def _nbytes(X) -> int:
