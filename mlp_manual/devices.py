@@ -15,6 +15,7 @@ on disk, so a run started on one device resumes on another.
 anything outside the array API standard: a layer that trains there trains on a GPU too.
 """
 
+import functools
 import importlib
 from dataclasses import dataclass
 
@@ -31,7 +32,6 @@ class Device:
     name: str
     module: str | None  # None: numpy, nothing to import
     install: str
-    summary: str  # what it is, for the docs' table and messages
 
     @property
     def on_host(self) -> bool:
@@ -40,22 +40,26 @@ class Device:
 
     def namespace(self):
         """The array namespace of this device's arrays; DeviceError naming what is missing."""
-        if self.on_host:
-            return np
-        try:
-            module = importlib.import_module(self.module)
-        except ImportError as e:  # a missing package, or one whose own imports fail (no CUDA runtime)
-            raise DeviceError(f"device {self.name} needs {self.module}, which could not be imported ({e}): "
-                              f"{self.install}") from None
-        _check_reachable(self, module)
-        import array_api_compat
-        return array_api_compat.array_namespace(module.asarray(np.zeros(1)))
+        return np if self.on_host else _namespace(self)
 
     def put(self, a):
-        """A numpy array as an array of this device (the same numbers); None stays None."""
+        """A numpy array as an array of this device (the same numbers, a copy); None stays None."""
         if self.on_host or a is None:
             return a
-        return self.namespace().asarray(np.ascontiguousarray(a), copy=True)
+        return self.namespace().asarray(np.asarray(a, order="C"), copy=True)
+
+
+@functools.cache
+def _namespace(device: Device):
+    """``device.namespace()`` for a device that is not the host, found once a process."""
+    try:
+        module = importlib.import_module(device.module)
+    except ImportError as e:  # a missing package, or one whose own imports fail (no CUDA runtime)
+        raise DeviceError(f"device {device.name} needs {device.module}, which could not be imported ({e}): "
+                          f"{device.install}") from None
+    _check_reachable(device, module)
+    import array_api_compat
+    return array_api_compat.array_namespace(module.asarray(np.zeros(1)))
 
 
 def _check_reachable(device: Device, module) -> None:
@@ -72,11 +76,9 @@ def _check_reachable(device: Device, module) -> None:
 
 
 DEVICES = {d.name: d for d in (
-    Device("cpu", None, "", "numpy arrays on the CPU"),
-    Device("cuda", "cupy", "pip install 'mlp-manual[gpu]' (CuPy for CUDA 12; see docs/guides/training.md, GPU)",
-           "CuPy arrays on an NVIDIA GPU"),
-    Device("array-api-strict", "array_api_strict", "pip install array-api-strict",
-           "array-api-strict arrays on the CPU: numpy's numbers, nothing outside the array API standard"),
+    Device("cpu", None, ""),
+    Device("cuda", "cupy", "pip install 'mlp-manual[gpu]' (CuPy for CUDA 12; see docs/guides/training.md, GPU)"),
+    Device("array-api-strict", "array_api_strict", "pip install array-api-strict"),
 )}
 
 
@@ -88,9 +90,12 @@ def device(name: str) -> Device:
 
 
 def to_numpy(a):
-    """Any array (numpy, CuPy, array-api-strict) as a numpy array; a numpy array as itself."""
+    """Any array (numpy, CuPy, array-api-strict) as a numpy array; a numpy array as itself, a
+    number (a numpy scalar, a Python float) as a 0-d array."""
     if a is None or isinstance(a, np.ndarray):
         return a
+    if isinstance(a, (np.generic, int, float)):
+        return np.asarray(a)
     if hasattr(a, "get") and type(a).__module__.startswith("cupy"):
         return a.get()  # from the GPU's memory
     return np.from_dlpack(a)
@@ -99,12 +104,25 @@ def to_numpy(a):
 def move_model(model, dev: Device) -> None:
     """Every parameter, gradient and buffer of ``model`` (any layer's, a block's inner ones
     too) as an array of ``dev``, in place of the old ones: ``put`` for a device, ``to_numpy``
-    back to the host."""
+    back to the host, where what a forward pass kept for its backward is dropped (it holds the
+    device's memory)."""
     move = dev.put if not dev.on_host else to_numpy
     for layer in model.layers:
         for d in (layer.params, layer.grads, layer.buffers):
             for k in list(d):
                 d[k] = move(to_numpy(d[k]))
+        if dev.on_host:
+            _drop_device_caches(layer)
+
+
+def _drop_device_caches(layer) -> None:
+    """Set to None every attribute of ``layer`` (and of its inner layers) that holds an array of
+    a device."""
+    for name, value in list(vars(layer).items()):
+        if hasattr(value, "__array_namespace__") and not isinstance(value, np.ndarray):
+            setattr(layer, name, None)
+    for inner in layer.sublayers():
+        _drop_device_caches(inner)
 
 
 def move_optimizer_state(optimizer, dev: Device) -> None:

@@ -235,3 +235,47 @@ def test_device_cuda_without_cupy_is_one_line_saying_how_to_install_it(tmp_path)
     assert len(lines) == 1, result.output
     assert "device cuda needs cupy, which could not be imported" in lines[0]
     assert "pip install 'mlp-manual[gpu]'" in lines[0]
+
+
+@pytest.mark.parametrize("labels", [[0, 4, 1], [0, -1, 1], [0.0, 1.5, 1.0]])
+def test_softmax_cross_entropy_refuses_labels_that_name_no_class(labels):
+    with pytest.raises(core.MLPManualError, match=r"labels y that are whole numbers in 0\.\.3"):
+        core.softmax_cross_entropy(np.zeros((3, 4)), np.array(labels))
+
+
+def test_a_minus_infinite_logit_of_another_class_leaves_the_loss_finite():
+    loss, dlogits = core.softmax_cross_entropy(np.array([[0.0, -np.inf, 1.0]]), np.array([0]))
+    assert loss == pytest.approx(np.log(1 + np.e)) and np.isfinite(dlogits).all()
+
+
+def test_numbers_and_0_d_arrays_keep_their_shape_on_a_device_and_back():
+    assert to_numpy(np.float64(2.0)).shape == () and to_numpy(3.0).shape == ()
+    assert tuple(STRICT.put(np.float64(2.0)).shape) == () and to_numpy(STRICT.put(np.ones(()))).shape == ()
+
+
+def test_fractional_embedding_indices_on_the_strict_namespace_are_the_layers_error():
+    from mlp_manual.errors import LayerError
+
+    layer = on(STRICT, core.Embedding(5, 2, 3, rng=np.random.default_rng(0)))
+    with pytest.raises(LayerError, match="got numbers with a fractional part"):
+        layer.forward(STRICT.put(np.array([[0.5, 1.0]])))
+
+
+def test_after_a_fit_on_a_device_no_layer_holds_an_array_of_it():
+    from mlp_manual.training.experiment import prepare, training_plan
+    from mlp_manual.training.trainer import Trainer
+
+    exp = prepare(load_config("configs/moons.yaml", RUN + ["device=array-api-strict", "training.epochs=1", "optimizer.name=adam"]))
+    trainer = Trainer(exp.model, exp.loss, training_plan(exp.cfg), exp.train_rng)
+    trainer.fit(exp.data.X_train, exp.data.y_train)
+
+    def arrays(layer):
+        yield from vars(layer).values()
+        for d in (layer.params, layer.grads, layer.buffers):
+            yield from d.values()
+        for inner in layer.sublayers():
+            yield from arrays(inner)
+
+    held = [type(a) for layer in exp.model.layers for a in arrays(layer) if hasattr(a, "__array_namespace__")]
+    assert held and all(t is np.ndarray for t in held)
+    assert all(type(a) is np.ndarray for slot in trainer.optimizer.slots for a in trainer.optimizer.state[slot].values())

@@ -83,7 +83,7 @@ class Embedding(Layer):
             raise LayerError(f"Embedding expects indices of shape (N, {self.context}), got {tuple(x.shape)}")
         if xp.isdtype(x.dtype, "real floating"):
             whole = xp.astype(x, xp.int64)
-            if not bool(xp.all(whole == x)):
+            if not bool(xp.all(xp.astype(whole, x.dtype) == x)):
                 raise LayerError("Embedding takes integer indices, got numbers with a fractional part")
             x = whole
         elif not xp.isdtype(x.dtype, "integral"):

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from .errors import MLPManualError
 from .layers import sigmoid
 from .namespace import like, namespace
 
@@ -25,11 +26,15 @@ def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray
     """
     xp = namespace(logits)
     n, c = logits.shape
-    onehot = xp.astype(y[:, None] == xp.arange(c), logits.dtype)  # (N, C), row n is 1 at y[n]
+    picked = y[:, None] == xp.arange(c)  # (N, C), row n true at y[n] alone
+    if int(xp.count_nonzero(picked)) != n:
+        raise MLPManualError(f"softmax_cross_entropy takes labels y that are whole numbers in 0..{c - 1}")
+    onehot = xp.astype(picked, logits.dtype)  # (N, C)
     z = logits - xp.max(logits, axis=1, keepdims=True)  # (N, C), max 0: exp cannot overflow
     e = xp.exp(z)  # (N, C)
     sum_e = xp.sum(e, axis=1, keepdims=True)  # (N, 1), at least 1: log is finite
-    per_row = xp.log(sum_e[:, 0]) - xp.vecdot(z, onehot)  # (N,): -log softmax(z)[y] = log(sum(exp(z))) - z[y]
+    z_y = xp.sum(xp.where(picked, z, 0.0), axis=1)  # (N,), z[y]; a -inf elsewhere in the row is not multiplied by 0
+    per_row = xp.log(sum_e[:, 0]) - z_y  # (N,): -log softmax(z)[y] = log(sum(exp(z))) - z[y]
     row_weights = None if weights is None else xp.take(like(logits, weights), y)  # (N,), w[y]
     loss = _mean64(per_row if weights is None else row_weights * per_row)
     dlogits = e / sum_e  # (N, C), softmax
@@ -52,7 +57,8 @@ def bce_with_logits(logits: np.ndarray, y: np.ndarray, weights: np.ndarray | Non
     loss = max(z, 0) - z * y + log(1 + exp(-|z|)): no exp of a positive number, so it is finite
     for any |z|.
     Inputs: logits (N, K), y (N, K) in {0, 1} (or [0, 1]), weights (2,) or None.
-    Returns: mean loss, dlogits (N, K) = w[y] (sigmoid(z) - y) / (N * K).
+    Returns: mean loss, dlogits (N, K) = w[y] (sigmoid(z) - y) / (N * K), where w[y] is
+    weights[1] for an entry with y >= 1 and weights[0] otherwise.
     """
     z, xp = logits, namespace(logits)
     size = z.shape[0] * z.shape[1]

@@ -2,12 +2,12 @@
 the arrays they are given, ``xp = namespace(x)``, so that the same lines run on numpy arrays, on
 CuPy arrays on a GPU, and on array-api-strict arrays, which refuse anything outside the array
 API standard (https://data-apis.org/array-api/). Method calls such as ``x.sum(0)`` are numpy's
-alone; the standard spells them ``xp.sum(x, axis=0)``.
+alone; the standard spells them ``xp.sum(x, axis=0)``. The core uses the standard's 2024.12
+version, which takes Python numbers beside arrays (``xp.maximum(x, 0.0)``).
 """
 
 import array_api_compat
 import numpy as np
-
 
 
 class _Numpy:
@@ -17,8 +17,13 @@ class _Numpy:
     eight such calls: 12 µs of its 1.9 ms. Same functions, same numbers."""
 
     def __init__(self, base):
-        mine = {k for k in vars(type(self)) if not k.startswith("_")}
-        self.__dict__.update({k: getattr(base, k) for k in dir(base) if not k.startswith("__") and k not in mine})
+        self._base = base
+
+    def __getattr__(self, name):
+        """Any other name: numpy's, kept on the instance after its first use."""
+        value = getattr(self._base, name)
+        setattr(self, name, value)
+        return value
 
     @staticmethod
     def sum(x, /, *, axis=None, dtype=None, keepdims=False):
@@ -44,7 +49,7 @@ _KNOWN = {np.ndarray: NUMPY}  # array type -> its namespace, looked up once per 
 
 
 def namespace(x):
-    """The array-API namespace of array ``x`` (numpy itself for a numpy array)."""
+    """The array-API namespace of array ``x`` (numpy's, NUMPY, for a numpy array)."""
     xp = _KNOWN.get(type(x))
     if xp is None:
         xp = _KNOWN[type(x)] = array_api_compat.array_namespace(x)

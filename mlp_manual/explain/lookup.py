@@ -50,7 +50,7 @@ def lookup_backward(step, pad: str, vocabulary: Vocabulary | None, check_text) -
     lines = [f"  {pad}{step.name} {step.type}",
              f"  {pad}  fwd: {formulas.forward}  =>  {formulas.backward['W']}",
              f"  {pad}    dout {tuple(dout.shape)} -> dW {tuple(dW.shape)}, |dW| = {np.linalg.norm(dW):.4g}: slice t "
-             f"of dout[n] (columns t*{E} .. t*{E}+{E - 1}) is added into row x[n, t] of dW (np.add.at)"]
+             f"of dout[n] (columns t*{E} .. t*{E}+{E - 1}) is added into row x[n, t] of dW (onehot(x).T @ dout)"]
     uses = np.bincount(x.ravel(), minlength=layer.vocab)  # (V,) positions that picked each row
     v = int(np.argmax(uses))
     where = np.argwhere(x == v)  # (uses, 2): (n, t) of every use

@@ -145,7 +145,8 @@ class Trainer:
         with np.errstate(over="ignore", invalid="ignore"):
             norm = (fast_grad_norm if self.device.on_host else grad_norm)(g for _, _, g in model.parameters())
         if not (math.isfinite(total) and math.isfinite(norm)):
-            move_model(model, DEVICES["cpu"])  # the search for the layer at fault reads numpy
+            if not self.device.on_host:
+                move_model(model, DEVICES["cpu"])  # the search for the layer at fault reads numpy
             where = locate_nonfinite(model, self.loss.fn, to_numpy(Xb), to_numpy(yb))
             raise TrainingDiverged(self.step_count, where)
         if self.plan.clip_norm:
@@ -171,14 +172,16 @@ class Trainer:
         training batch before the step: ``augment(Xb, epoch, batch index)``."""
         self._check_training_data(X)
         on_device = [self.device.put(a) for a in (X, y, X_val, y_val)]  # the data moves to the device once
-        move_model(self.model, self.device)
-        move_optimizer_state(self.optimizer, self.device)
         try:
+            if not self.device.on_host:
+                move_model(self.model, self.device)
+                move_optimizer_state(self.optimizer, self.device)
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # non-finite values are caught per step
                 self._epochs(*on_device, augment)
         finally:  # the model and the optimizer's state come back as numpy arrays, however training ended
-            move_model(self.model, DEVICES["cpu"])
-            move_optimizer_state(self.optimizer, DEVICES["cpu"])
+            if not self.device.on_host:
+                move_model(self.model, DEVICES["cpu"])
+                move_optimizer_state(self.optimizer, DEVICES["cpu"])
         self.early_stopping.restore(self.model)
         return self.history
 
