@@ -101,16 +101,27 @@ def to_numpy(a):
     return np.from_dlpack(a)
 
 
+def move(a, dev: Device):
+    """Array ``a`` (of any device) as an array of ``dev``; None stays None."""
+    return to_numpy(a) if dev.on_host else dev.put(to_numpy(a))
+
+
+def is_device_array(value) -> bool:
+    """Whether ``value`` is an array of a device, not numpy's (a CuPy array has no
+    ``__array_namespace__`` method: array-api-compat knows it by its type)."""
+    import array_api_compat
+    return array_api_compat.is_array_api_obj(value) and not isinstance(value, (np.ndarray, np.generic))
+
+
 def move_model(model, dev: Device) -> None:
     """Every parameter, gradient and buffer of ``model`` (any layer's, a block's inner ones
     too) as an array of ``dev``, in place of the old ones: ``put`` for a device, ``to_numpy``
     back to the host, where what a forward pass kept for its backward is dropped (it holds the
     device's memory)."""
-    move = dev.put if not dev.on_host else to_numpy
     for layer in model.layers:
         for d in (layer.params, layer.grads, layer.buffers):
             for k in list(d):
-                d[k] = move(to_numpy(d[k]))
+                d[k] = move(d[k], dev)
         if dev.on_host:
             _drop_device_caches(layer)
 
@@ -119,7 +130,7 @@ def _drop_device_caches(layer) -> None:
     """Set to None every attribute of ``layer`` (and of its inner layers) that holds an array of
     a device."""
     for name, value in list(vars(layer).items()):
-        if hasattr(value, "__array_namespace__") and not isinstance(value, np.ndarray):
+        if is_device_array(value):
             setattr(layer, name, None)
     for inner in layer.sublayers():
         _drop_device_caches(inner)
@@ -127,8 +138,7 @@ def _drop_device_caches(layer) -> None:
 
 def move_optimizer_state(optimizer, dev: Device) -> None:
     """The per-parameter slots of ``optimizer.state`` (core/optimizers.py) on ``dev``."""
-    move = dev.put if not dev.on_host else to_numpy
     for slot in optimizer.slots:
         found = optimizer.state[slot]
         for name in list(found):
-            found[name] = move(to_numpy(found[name]))
+            found[name] = move(found[name], dev)

@@ -14,7 +14,7 @@ import pytest
 from conftest import interrupted_run
 
 from mlp_manual.config import load_config
-from mlp_manual.devices import DEVICES, to_numpy
+from mlp_manual.devices import DEVICES, is_device_array, to_numpy
 from mlp_manual.errors import DeviceError
 from mlp_manual.gradcheck.suites import VOCAB, builtin_layer
 from mlp_manual.layers.types import BUILTINS
@@ -93,7 +93,20 @@ def test_a_run_interrupted_on_one_device_resumes_on_the_other(tmp_path, first, t
     config = tmp_path / "cut" / "config.yaml"
     config.write_text(config.read_text().replace(f"device: {first}", f"device: {then}"))
     resume_run(str(tmp_path / "cut"), echo=lambda line: None)
-    assert_same_weights(tmp_path / "straight", tmp_path / "cut", tolerance=1e-9)  # cuBLAS sums in another order than the CPU's BLAS
+    assert_same_weights(tmp_path / "straight", tmp_path / "cut", tolerance=1e-9)
+
+
+def test_after_a_fit_on_the_gpu_no_layer_or_optimizer_holds_a_gpu_array():
+    from mlp_manual.training.experiment import prepare, training_plan
+    from mlp_manual.training.trainer import Trainer
+
+    exp = prepare(load_config("configs/moons.yaml", RUN + ["device=cuda", "training.epochs=1"]))
+    trainer = Trainer(exp.model, exp.loss, training_plan(exp.cfg), exp.train_rng)
+    trainer.fit(exp.data.X_train, exp.data.y_train)
+    for layer in exp.model.layers:
+        assert not any(is_device_array(v) for v in (*vars(layer).values(), *layer.params.values(),
+                                                     *layer.grads.values(), *layer.buffers.values())), layer
+    assert not any(is_device_array(a) for slot in trainer.optimizer.slots for a in trainer.optimizer.state[slot].values())  # cuBLAS sums in another order than the CPU's BLAS
 
 
 def test_an_estimator_trains_on_the_gpu_to_the_cpus_weights():
@@ -104,6 +117,8 @@ def test_an_estimator_trains_on_the_gpu_to_the_cpus_weights():
     X, y = load_digits(return_X_y=True)
     kw = dict(hidden_layer_sizes=(32,), max_iter=5, random_state=0, solver="adam")
     cpu, gpu = MLPClassifier(**kw).fit(X / 16, y), MLPClassifier(device="cuda", **kw).fit(X / 16, y)
-    for a, b in zip(cpu.coefs_, gpu.coefs_):
+    for a, b in zip((*cpu.coefs_, *cpu.intercepts_), (*gpu.coefs_, *gpu.intercepts_)):
         assert type(b) is np.ndarray and np.abs(a - b).max() <= 1e-9 * max(1.0, float(np.abs(a).max()))
+    for layer in gpu.model_.layers:
+        assert not any(is_device_array(v) for v in vars(layer).values()), layer
     assert abs(cpu.score(X / 16, y) - gpu.score(X / 16, y)) <= 1 / len(y)

@@ -91,7 +91,58 @@ def test_a_device_that_cannot_be_used_is_one_error_naming_what_is_missing(digits
         pytest.skip("a GPU is usable here: test_gpu.py runs it")
     except DeviceError:
         pass
+    est = MLPClassifier(device="cuda", max_iter=2)
     with pytest.raises(DeviceError, match=r"device cuda .*pip install 'mlp-manual\[gpu\]'|CuPy found no"):
-        MLPClassifier(device="cuda", max_iter=2).fit(X, y)
+        est.fit(X, y)
+    assert not hasattr(est, "coefs_")  # refused before anything was built
     with pytest.raises(ValueError, match="The 'device' parameter of MLPClassifier must be a str among"):
         MLPClassifier(device="gpu").fit(X, y)
+
+
+@pytest.mark.parametrize("solver", ["sgd", "adam", "rmsprop"])
+def test_ragged_batches_no_shuffle_class_weights_and_warm_start_on_array_api_strict(digits, solver):
+    X, y = digits
+    kw = dict(hidden_layer_sizes=(12,), solver=solver, max_iter=3, random_state=1, batch_size=70, shuffle=False,
+              class_weight="balanced", warm_start=True)
+    cpu, strict = MLPClassifier(**kw), MLPClassifier(device=STRICT, **kw)
+    for _ in range(2):  # the second fit goes on from the first's weights and solver state
+        cpu.fit(X, y)
+        strict.fit(X, y)
+        assert_same_fit(cpu, strict)
+
+
+@pytest.mark.parametrize("solver", ["sgd", "adam", "adamw"])
+def test_a_fitted_estimator_holds_no_array_of_the_device_and_goes_on_on_another(digits, solver):
+    X, y = digits
+    kw = dict(hidden_layer_sizes=(12,), solver=solver, random_state=0)
+    cpu, moved = MLPClassifier(**kw), MLPClassifier(device=STRICT, **kw)
+    for est in (cpu, moved):
+        est.partial_fit(X, y, classes=np.unique(y))
+    solver_ = moved._optimizer.optimizer
+    held = [v for v in vars(solver_).values() if hasattr(v, "__array_namespace__")]
+    if hasattr(solver_, "optimizer"):  # one of the trainer's optimizers: its state's slots
+        held += [v for slot in solver_.optimizer.slots for v in solver_.optimizer.state[slot].values()]
+    assert held and all(type(v) is np.ndarray for v in held)
+    for layer in moved.model_.layers:
+        assert all(type(v) is np.ndarray for v in vars(layer).values() if hasattr(v, "__array_namespace__"))
+    moved.set_params(device="cpu")
+    for est in (cpu, moved):
+        est.partial_fit(X, y)
+    assert_same_fit(cpu, moved)
+
+
+def test_ctrl_c_in_an_epoch_on_a_device_leaves_numpy_weights(digits, monkeypatch):
+    X, y = digits
+    real, calls = flat_module.loss_and_seed, []
+
+    def interrupted(output, z, Y, weights):
+        calls.append(1)
+        if len(calls) == 5:
+            raise KeyboardInterrupt
+        return real(output, z, Y, weights)
+
+    monkeypatch.setattr(flat_module, "loss_and_seed", interrupted)
+    with pytest.warns(UserWarning, match="Training interrupted by user"):
+        est = MLPClassifier(hidden_layer_sizes=(8,), max_iter=5, random_state=0, device=STRICT).fit(X, y)
+    assert all(type(a) is np.ndarray for a in (*est.coefs_, *est.intercepts_))
+    assert est.predict(X).shape == y.shape

@@ -26,9 +26,12 @@ def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray
     """
     xp = namespace(logits)
     n, c = logits.shape
+    if y.ndim != 1 or not xp.isdtype(y.dtype, "integral"):
+        raise MLPManualError(f"softmax_cross_entropy takes labels y of shape (N,) in an integer dtype, got "
+                             f"{tuple(y.shape)} {y.dtype}")
     picked = y[:, None] == xp.arange(c)  # (N, C), row n true at y[n] alone
     if int(xp.count_nonzero(picked)) != n:
-        raise MLPManualError(f"softmax_cross_entropy takes labels y that are whole numbers in 0..{c - 1}")
+        raise MLPManualError(f"softmax_cross_entropy takes labels y that are integers in 0..{c - 1}")
     onehot = xp.astype(picked, logits.dtype)  # (N, C)
     z = logits - xp.max(logits, axis=1, keepdims=True)  # (N, C), max 0: exp cannot overflow
     e = xp.exp(z)  # (N, C)

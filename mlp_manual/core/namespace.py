@@ -21,6 +21,8 @@ class _Numpy:
 
     def __getattr__(self, name):
         """Any other name: numpy's, kept on the instance after its first use."""
+        if name.startswith("__") or name == "_base":  # not set yet (a copy being made): not numpy's
+            raise AttributeError(name)
         value = getattr(self._base, name)
         setattr(self, name, value)
         return value

@@ -21,6 +21,7 @@ from .outputs import OUTPUTS
 from .params import STOCHASTIC
 from .flat import Flat, slots
 from .lbfgs import fit_lbfgs, loss_and_gradient
+from .placement import check_device
 from .stochastic import fit_stochastic
 
 FLOATS = (np.float64, np.float32)
@@ -78,6 +79,7 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
         sizes = _sizes(self.hidden_layer_sizes)
         first = not hasattr(self, "coefs_") or (not self.warm_start and not incremental)
         X, Y = self._validate_input(X, y, incremental, reset=first)
+        check_device(self, X)
         if not first and hasattr(self, "model_"):
             X, Y = X.astype(self.model_.dtype, copy=False), Y.astype(self.model_.dtype, copy=False)
         weights = None if sample_weight is None else _check_sample_weight(sample_weight, X, dtype=X.dtype)

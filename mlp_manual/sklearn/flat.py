@@ -71,8 +71,9 @@ class Flat:
 
 def backward(model, dout: np.ndarray) -> None:
     """``model.backward(dout)`` (core/model.py) for a model whose grads are Flat's views: each
-    Linear writes dW and db into its views (core/layers.py's formulas), a ReLU gates dout in
-    place (dout is this pass's own array there), and the first layer's dx is not computed."""
+    Linear writes dW and db into its views (core/layers.py's formulas), a ReLU gates dout (in
+    place on numpy: dout is this pass's own array there), and the first layer's dx is not
+    computed."""
     layers = model.layers
     for i in range(len(layers) - 1, -1, -1):
         layer = layers[i]
@@ -94,7 +95,7 @@ def backward(model, dout: np.ndarray) -> None:
             if isinstance(dout, np.ndarray):
                 dout *= layer.x > 0
             else:  # the standard multiplies no booleans with floats
-                dout = dout * namespace(dout).astype(layer.x > 0, dout.dtype)
+                dout = namespace(dout).where(layer.x > 0, dout, 0.0)
         else:
             views = dict(layer.grads)
             dout = layer.backward(dout)

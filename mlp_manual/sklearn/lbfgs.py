@@ -28,9 +28,6 @@ def loss_and_gradient(est, flat: Flat, theta: np.ndarray, X, Y, weights) -> tupl
 def fit_lbfgs(est, X, Y: np.ndarray, weights) -> None:
     """Minimise the loss of ``est.model_`` on X, Y with L-BFGS-B; ConvergenceWarning when it
     stops for a reason other than convergence (``max_iter``, ``max_fun``, a failed line search)."""
-    if est.device != "cpu":
-        raise ValueError(f"solver='lbfgs' runs SciPy's L-BFGS-B, on the CPU: use device='cpu', or a stochastic solver "
-                         f"('sgd', 'adam', 'adamw', 'rmsprop') on device={est.device!r}")
     if any(isinstance(layer, Dropout) and layer.p > 0 for layer in est.model_.layers):
         raise ValueError("solver='lbfgs' needs the same loss at every evaluation; dropout > 0 needs a "
                          "stochastic solver ('sgd' or 'adam')")

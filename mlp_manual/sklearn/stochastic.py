@@ -12,15 +12,15 @@ N = samples, D = features, K = output units.
 """
 
 import warnings
-from contextlib import contextmanager
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
 from ..core.namespace import like, namespace
-from ..devices import DEVICES, Device, device, move_model
-from .flat import Flat, loss_and_gradients
+from ..devices import device
+from .flat import loss_and_gradients
+from .placement import Placement
 from .solvers import solver
 
 MIN_ADAPTIVE_RATE = 1e-6  # learning_rate="adaptive" stops once the rate is this small
@@ -44,7 +44,11 @@ class StepRule:
         self.decay = float(est.alpha) if est.solver == "adamw" else 0.0
         self.l2 = 0.0 if self.decay else float(est.alpha)
 
-    def step(self, flat: Flat) -> None:
+    def place(self, dev) -> None:
+        """The solver's state on device ``dev`` (placement.py)."""
+        self.optimizer.place(dev)
+
+    def step(self, flat) -> None:
         if self.decay:
             W = flat.theta[:flat.n_coef]  # every weight matrix, flattened
             W *= 1.0 - self.learning_rate * self.decay  # W -= lr * alpha * W
@@ -102,7 +106,7 @@ def fit_stochastic(est, X, Y: np.ndarray, weights, incremental: bool) -> None:
     if est.early_stopping and incremental:
         raise ValueError("partial_fit does not support early_stopping=True")
     X, Y, weights, validation = validation_split(est, X, Y, weights)
-    place = Placement(est, device(est.device), X)
+    place = Placement(est, device(est.device))
     X, Y, weights = (place.device.put(a) for a in (X, Y, weights))  # once a fit
     batch = batch_rows(est.batch_size, X.shape[0])
     est.n_iter_ = 0
@@ -124,39 +128,10 @@ def fit_stochastic(est, X, Y: np.ndarray, weights, incremental: bool) -> None:
                               "optimization hasn't converged yet.", ConvergenceWarning)
     except KeyboardInterrupt:
         warnings.warn("Training interrupted by user.")
+    finally:
+        place.close()
     if validation is not None:
         est._restore_best()
-
-
-class Placement:
-    """Where the epochs compute. On the CPU the network's parameters are views of one Flat
-    vector from the first epoch to the last, and ``coefs_`` are those views. On a device
-    (devices.py) the network moves there for each epoch, as a Flat of the device's arrays, and
-    back after it: what reads it between epochs (the scores of early stopping and of callbacks,
-    ``coefs_``) reads numpy."""
-
-    def __init__(self, est, dev: Device, X):
-        self.est, self.device = est, dev
-        if dev.on_host:
-            self.flat = Flat(est.model_)  # coefs_ and intercepts_ become views of flat.theta
-            est._read_back()
-        else:
-            dev.namespace()  # DeviceError when the device cannot be used
-            if hasattr(X, "tocsr"):
-                raise ValueError(f"device={dev.name!r} trains on dense X: pass X.toarray(), or use device='cpu' "
-                                 "for sparse input")
-
-    @contextmanager
-    def epoch(self):
-        if self.device.on_host:
-            yield self.flat
-            return
-        move_model(self.est.model_, self.device)
-        try:
-            yield Flat(self.est.model_)
-        finally:
-            move_model(self.est.model_, DEVICES["cpu"])
-            self.est._read_back()
 
 
 def _epoch(est, flat, X, Y, weights, batch: int) -> float:
@@ -166,32 +141,34 @@ def _epoch(est, flat, X, Y, weights, batch: int) -> float:
     if est.shuffle:
         order = np.arange(n)
         est._random_state.shuffle(order)
-        if not isinstance(X, np.ndarray) and not hasattr(X, "tocsr"):  # a device's: gathered there
-            xp, order = namespace(X), like(X, order)
-            X, Y, weights = (None if a is None else xp.take(a, order, axis=0) for a in (X, Y, weights))
-            order = None
-        elif _nbytes(X) <= WHOLE_GATHER:
+        if not isinstance(X, np.ndarray) and not hasattr(X, "tocsr"):
+            order = like(X, order)  # a device's X: its rows are gathered there
+        if _nbytes(X) <= WHOLE_GATHER:
             # one gather an epoch, then each batch a view: fewer calls than a gather a batch
-            X, Y, weights = X[order], Y[order], None if weights is None else weights[order]
+            X, Y, weights = (None if a is None else _rows(a, order) for a in (X, Y, weights))
             order = None
     model, step, output, total = est.model_, est._optimizer, est._output(), 0.0
     for start in range(0, n, batch):
         rows = slice(start, min(start + batch, n)) if order is None else order[start:start + batch]
         loss = loss_and_gradients(model, flat, output, step.l2, _rows(X, rows), _rows(Y, rows),
-                                  None if weights is None else weights[rows])
+                                  None if weights is None else _rows(weights, rows))
         total += loss * (min(start + batch, n) - start)
         step.step(flat)
     return total / n
 
 
 def _rows(A, rows):
-    """The batch ``rows`` of A (N, ...): numpy's and SciPy's indexing, or the standard's, which
-    names every axis."""
-    return A[rows] if isinstance(A, np.ndarray) or hasattr(A, "tocsr") else A[rows, ...]
+    """The ``rows`` (a slice, or indices (B,)) of A (N, ...): numpy's and SciPy's indexing, or
+    the standard's, which names every axis and gathers with ``take``."""
+    if isinstance(A, np.ndarray) or hasattr(A, "tocsr"):
+        return A[rows]
+    return A[rows, ...] if isinstance(rows, slice) else namespace(A).take(A, rows, axis=0)
 
 
 def _nbytes(X) -> int:
-    return X.data.nbytes if hasattr(X, "tocsr") else X.nbytes  # a SciPy sparse matrix: its entries
+    if hasattr(X, "tocsr"):  # a SciPy sparse matrix: its entries
+        return X.data.nbytes
+    return X.shape[0] * X.shape[1] * namespace(X).finfo(X.dtype).bits // 8
 
 
 def _stops(est, validation) -> bool:
