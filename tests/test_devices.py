@@ -237,16 +237,20 @@ def test_device_cuda_without_cupy_is_one_line_saying_how_to_install_it(tmp_path)
     assert "pip install 'mlp-manual[gpu]'" in lines[0]
 
 
-@pytest.mark.parametrize("labels", [[0, 4, 1], [0, -1, 1]])
+@pytest.mark.parametrize("labels", [[0, 4, 1], [0, -1, 1], [0.0, 1.5, 1.0]])
 def test_softmax_cross_entropy_refuses_labels_that_name_no_class(labels):
     with pytest.raises(core.MLPManualError, match=r"labels y that are integers in 0\.\.3"):
         core.softmax_cross_entropy(np.zeros((3, 4)), np.array(labels))
 
 
-@pytest.mark.parametrize("labels", [np.array([0.0, 1.0, 1.0]), np.array([[0], [1], [1]])])
-def test_softmax_cross_entropy_takes_labels_as_integers_in_one_column(labels):
-    with pytest.raises(core.MLPManualError, match=r"labels y of shape \(N,\) in an integer dtype"):
-        core.softmax_cross_entropy(np.zeros((3, 4)), labels)
+def test_softmax_cross_entropy_takes_labels_in_one_column_as_integers_or_whole_floats():
+    with pytest.raises(core.MLPManualError, match=r"labels y of shape \(N,\), got \(3, 1\)"):
+        core.softmax_cross_entropy(np.zeros((3, 4)), np.array([[0], [1], [1]]))
+    logits, weights = np.random.default_rng(0).normal(size=(3, 4)), np.array([1.0, 2.0, 0.5, 3.0])
+    for w in (None, weights):
+        as_ints = core.softmax_cross_entropy(logits, np.array([0, 3, 1]), w)
+        as_floats = core.softmax_cross_entropy(logits, np.array([0.0, 3.0, 1.0]), w)
+        assert as_ints[0] == as_floats[0] and np.array_equal(as_ints[1], as_floats[1])
 
 
 def test_a_minus_infinite_logit_of_another_class_leaves_the_loss_finite():

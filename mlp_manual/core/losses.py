@@ -26,9 +26,8 @@ def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray
     """
     xp = namespace(logits)
     n, c = logits.shape
-    if y.ndim != 1 or not xp.isdtype(y.dtype, "integral"):
-        raise MLPManualError(f"softmax_cross_entropy takes labels y of shape (N,) in an integer dtype, got "
-                             f"{tuple(y.shape)} {y.dtype}")
+    if y.ndim != 1:
+        raise MLPManualError(f"softmax_cross_entropy takes labels y of shape (N,), got {tuple(y.shape)}")
     picked = y[:, None] == xp.arange(c)  # (N, C), row n true at y[n] alone
     if int(xp.count_nonzero(picked)) != n:
         raise MLPManualError(f"softmax_cross_entropy takes labels y that are integers in 0..{c - 1}")
@@ -38,7 +37,7 @@ def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray
     sum_e = xp.sum(e, axis=1, keepdims=True)  # (N, 1), at least 1: log is finite
     z_y = xp.sum(xp.where(picked, z, 0.0), axis=1)  # (N,), z[y]; a -inf elsewhere in the row is not multiplied by 0
     per_row = xp.log(sum_e[:, 0]) - z_y  # (N,): -log softmax(z)[y] = log(sum(exp(z))) - z[y]
-    row_weights = None if weights is None else xp.take(like(logits, weights), y)  # (N,), w[y]
+    row_weights = None if weights is None else xp.sum(xp.where(picked, like(logits, weights), 0.0), axis=1)  # (N,), w[y]
     loss = _mean64(per_row if weights is None else row_weights * per_row)
     dlogits = e / sum_e  # (N, C), softmax
     dlogits -= onehot
