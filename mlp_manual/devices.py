@@ -82,6 +82,9 @@ DEVICES = {d.name: d for d in (
 )}
 
 
+HOST = DEVICES["cpu"]  # numpy's arrays, where everything comes back to
+
+
 def device(name: str) -> Device:
     """The device called ``name``; DeviceError naming the choices otherwise."""
     if name not in DEVICES:
@@ -116,24 +119,14 @@ def is_device_array(value) -> bool:
 def move_model(model, dev: Device) -> None:
     """Every parameter, gradient and buffer of ``model`` (any layer's, a block's inner ones
     too) as an array of ``dev``, in place of the old ones: ``put`` for a device, ``to_numpy``
-    back to the host, where what a forward pass kept for its backward is dropped (it holds the
-    device's memory)."""
+    back to the host, where what the forward passes kept for their backward is dropped
+    (``Model.drop_caches``: it holds the device's memory)."""
     for layer in model.layers:
         for d in (layer.params, layer.grads, layer.buffers):
             for k in list(d):
                 d[k] = move(d[k], dev)
-        if dev.on_host:
-            _drop_device_caches(layer)
-
-
-def _drop_device_caches(layer) -> None:
-    """Set to None every attribute of ``layer`` (and of its inner layers) that holds an array of
-    a device."""
-    for name, value in list(vars(layer).items()):
-        if is_device_array(value):
-            setattr(layer, name, None)
-    for inner in layer.sublayers():
-        _drop_device_caches(inner)
+    if dev.on_host:
+        model.drop_caches()
 
 
 def move_optimizer_state(optimizer, dev: Device) -> None:

@@ -9,6 +9,7 @@ N = batch size, D = input features, K = output units.
 import numpy as np
 
 from . import core
+from .devices import is_device_array
 from .layers import registry
 
 
@@ -38,6 +39,19 @@ class Model(core.Model):
             for d in (layer.params, layer.buffers):
                 for k in d:
                     d[k] = np.array(arrays[f"layers.{i}.{k}"], dtype=d[k].dtype)
+
+    def drop_caches(self) -> None:
+        """Forget what each layer's forward kept for its backward (the rows it last saw, on the
+        CPU or a device): every array a layer holds beside its params, grads and buffers, a
+        block's inner layers' too."""
+        def drop(layer):
+            for name, value in list(vars(layer).items()):
+                if isinstance(value, np.ndarray) or hasattr(value, "tocsr") or is_device_array(value):
+                    setattr(layer, name, None)
+            for inner in layer.sublayers():
+                drop(inner)
+        for layer in self.layers:
+            drop(layer)
 
     @property
     def n_params(self) -> int:

@@ -15,7 +15,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ..options import is_integer
 from .callbacks import EpochHooks
-from .network import attach, build_network, drop_caches, glorot, linears, network_copy
+from .network import attach, build_network, glorot, linears, network_copy
 from . import inspection
 from .outputs import OUTPUTS
 from .params import STOCHASTIC
@@ -102,7 +102,7 @@ class MLPBase(CallbackSupportMixin, BaseEstimator):
                 fit_stochastic(self, X, Y, weights, incremental)
         finally:
             self._read_back()
-            drop_caches(self.model_)  # a fitted estimator keeps no batch's rows
+            self.model_.drop_caches()  # a fitted estimator keeps no batch's rows
             self._hooks.close()
             self._hooks = None
         if not all(np.isfinite(w).all() for w in (*self.coefs_, *self.intercepts_)):

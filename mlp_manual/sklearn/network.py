@@ -50,21 +50,12 @@ def build_network(est, units: list[int], rng: np.random.Generator, dtype) -> Mod
     return build_model(specs, units[0], units[-1], rng, np.dtype(dtype), est.init or "he_uniform")
 
 
-def drop_caches(model: Model) -> None:
-    """Forget what each layer's forward kept for its backward (the rows it last saw): every
-    array a layer holds beside its params, grads and buffers."""
-    for layer in model.layers:
-        for name, value in vars(layer).items():
-            if name not in ("params", "grads", "buffers") and (isinstance(value, np.ndarray) or hasattr(value, "tocsr")):
-                setattr(layer, name, None)
-
-
 def network_copy(model, arrays: bool = False):
     """A copy of ``model`` with its own layers and parameter dicts (and its own arrays with
     ``arrays``), without gradients or forward caches."""
     model = copy.copy(model)
     model.layers = [copy.copy(layer) for layer in model.layers]
-    drop_caches(model)
+    model.drop_caches()
     for layer in model.layers:
         layer.params = {k: v.copy() if arrays else v for k, v in layer.params.items()}
         layer.buffers = {k: v.copy() if arrays else v for k, v in layer.buffers.items()}

@@ -9,10 +9,8 @@ there for the fit and back after it, so that a fitted estimator holds no array o
 
 from contextlib import contextmanager
 
-from ..devices import DEVICES, Device, device, move_model
+from ..devices import HOST, Device, device, move_model
 from .flat import Flat
-
-HOST = DEVICES["cpu"]
 
 
 def check_device(est, X) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core import Optimizer, clip_grad_norm, grad_norm
 from ..core.namespace import like, namespace
-from ..devices import DEVICES, Device, device, move_model, move_optimizer_state, to_numpy
+from ..devices import HOST, Device, device, move_model, move_optimizer_state, to_numpy
 from ..errors import DataError, TrainingDiverged, TrainingInterrupted
 from ..losses import LossSpec
 from ..model import Model
@@ -146,7 +146,7 @@ class Trainer:
             norm = (fast_grad_norm if self.device.on_host else grad_norm)(g for _, _, g in model.parameters())
         if not (math.isfinite(total) and math.isfinite(norm)):
             if not self.device.on_host:
-                move_model(model, DEVICES["cpu"])  # the search for the layer at fault reads numpy
+                move_model(model, HOST)  # the search for the layer at fault reads numpy
             where = locate_nonfinite(model, self.loss.fn, to_numpy(Xb), to_numpy(yb))
             raise TrainingDiverged(self.step_count, where)
         if self.plan.clip_norm:
@@ -180,8 +180,8 @@ class Trainer:
                 self._epochs(*on_device, augment)
         finally:  # the model and the optimizer's state come back as numpy arrays, however training ended
             if not self.device.on_host:
-                move_model(self.model, DEVICES["cpu"])
-                move_optimizer_state(self.optimizer, DEVICES["cpu"])
+                move_model(self.model, HOST)
+                move_optimizer_state(self.optimizer, HOST)
         self.early_stopping.restore(self.model)
         return self.history
 
