@@ -5,6 +5,7 @@
     python benchmarks/accuracy.py --only digits mnist1d mnist1d_residual --seeds 0 1 2
     python benchmarks/accuracy.py --table-only          # print the table from benchmarks/results.json
     python benchmarks/accuracy.py --only mnist_best fashion_best   # the records (each run at most 30 minutes)
+    python benchmarks/accuracy.py --only digits digits_best        # the digits record beside digits.yaml
 
 Needs MNIST in a data directory (`mlp-data fetch mnist`). Results are merged into
 benchmarks/results.json (one entry per config and seed) and the table is printed as Markdown.
@@ -36,6 +37,7 @@ BENCHMARKS = {  # benchmark (the dataset, or the dataset and a variant): (config
     "fashion_mnist": ("configs/fashion_mnist.yaml", "no target set"),
     "mnist_best": ("configs/mnist_best.yaml", "about 99% dropout MLPs (Srivastava et al. 2014); shifted images"),
     "fashion_best": ("configs/fashion_best.yaml", "90.0% best MLP of Fashion-MNIST's benchmark table; mirrored images"),
+    "digits_best": ("configs/digits_best.yaml", "the digits row above"),
 }
 RESULTS = ROOT / "benchmarks" / "results.json"
 
@@ -77,7 +79,7 @@ def table(results: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="+", choices=list(BENCHMARKS), default=list(BENCHMARKS)[:5],
-                        help="benchmarks to run (default: all but the records, mnist_best and fashion_best)")
+                        help="benchmarks to run (default: all but the records, mnist_best, fashion_best and digits_best)")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--table-only", action="store_true")
     args = parser.parse_args()

@@ -54,6 +54,26 @@ class LossSpec:
     constant_loss: Callable[[np.ndarray], float] | None = None
     weighs: bool = False  # ``fn`` takes a weight per class (loss.class_weights)
     class_weights: np.ndarray | None = None  # (C,), when ``fn`` weighs with them
+    smooths: bool = False  # ``fn`` takes ``smoothing=``, a share of the target spread over every class
+    label_smoothing: float = 0.0  # that share, when ``fn`` smooths with it (loss.label_smoothing)
+
+    @property
+    def plain(self) -> bool:
+        """The loss as its formula and scalar version have it: no class weights, no smoothing."""
+        return self.class_weights is None and not self.label_smoothing
+
+    def with_label_smoothing(self, smoothing: float) -> "LossSpec":
+        """This loss against targets q = (1 - smoothing) onehot(y) + smoothing / C (apply before
+        ``with_class_weights``)."""
+        if not self.smooths:
+            raise DataError(f"{self.name} has no label smoothing: loss.label_smoothing is for "
+                            + ", ".join(name for name, spec in LOSSES.items() if spec.smooths))
+        fn = self.fn
+        return replace(self, fn=lambda out, y, weights=None: fn(out, y, weights, smoothing=smoothing),
+                       label_smoothing=smoothing,
+                       formula=self.formula.replace("logits[y]", "sum(q * logits)"),
+                       seed_formula=f"{self.seed_formula.replace('onehot(y)', 'q')}, q = {1 - smoothing:g} onehot(y) "
+                                    f"+ {smoothing:g} / C")
 
     def with_class_weights(self, weights: np.ndarray) -> "LossSpec":
         """This loss with each sample weighted by its class's weight (weights (C,))."""
@@ -160,7 +180,7 @@ LOSSES = {spec.name: spec for spec in (
     LossSpec("softmax_cross_entropy", softmax_cross_entropy, CLASS_INDEX,
              "loss = mean(log(sum(exp(logits))) - logits[y])", "dlogits = (softmax(logits) - onehot(y)) / N",
              scalar.softmax_cross_entropy, "softmax_cross_entropy", ((1, 3), (7, 5)),
-             untrained_loss=uniform_guess_loss, weighs=True),
+             untrained_loss=uniform_guess_loss, weighs=True, smooths=True),
     LossSpec("bce_with_logits", bce_with_logits, BINARY,
              "loss = mean(max(z, 0) - z * y + log(1 + exp(-|z|)))", "dlogits = (sigmoid(z) - y) / (N * K)",
              scalar.bce_with_logits, "bce_with_logits", ((1, 1), (7, 1), (5, 3)), weighs=True),

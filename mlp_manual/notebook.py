@@ -167,7 +167,7 @@ def show_explain(config, *, rows: int = 4, seed: int = 0, scalar: bool = False, 
     cfg = config if isinstance(config, Config) else load_config(config)
     exp = prepare(cfg)
     if scalar:
-        require_small(exp.model, exp.loss.name)
+        require_small(exp.model, exp.loss)
     X, y = exp.data.X_train, exp.data.y_train
     picked = pick_rows(len(X), rows, seed)
     result = trace(exp.model, exp.loss, X[picked], y[picked], check=False, seed=seed)

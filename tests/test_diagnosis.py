@@ -183,7 +183,7 @@ def test_mlp_explain_says_when_the_gradient_vanishes_across_the_layers(gallery):
 
 
 SHIPPED = ["xor", "moons", "spirals", "sine", "digits", "mnist1d", "mnist1d_residual", "mnist_fast", "mnist_speedrun",
-           "iris", "names_mlp"]
+           "iris", "names_mlp", "digits_best"]
 LONG = {"mnist": "20 epochs of MNIST", "fashion_mnist": "30 epochs of Fashion-MNIST",
         "names_best": "about 3 minutes (benchmarks/names.py trains it)",
         "mnist_best": "about 5 minutes (benchmarks/accuracy.py --only mnist_best trains it)",

@@ -209,3 +209,37 @@ def test_balanced_weights_are_scikit_learns():
     assert class_weights({2: 4.0}, y, 3, (0, 1, 2)).tolist() == [1.0, 1.0, 4.0]
     with pytest.raises(DataError, match=r"names the class 'd', which the data lacks \(classes: a, b, c\)"):
         class_weights({"d": 2.0}, y, 3, ("a", "b", "c"))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("smoothing", [0.1, 0.6])
+def test_label_smoothed_loss_gradient_matches_finite_differences(weighted, smoothing, rng):
+    logits, y = rng.normal(size=(9, 5)) * 3, rng.integers(0, 5, 9)
+    spec = CE.with_label_smoothing(smoothing)
+    if weighted:
+        spec = spec.with_class_weights(rng.uniform(0.2, 5.0, size=5))
+    loss, dlogits = spec.fn(logits, y)
+    numeric = numerical_gradient(lambda: spec.fn(logits, y)[0], logits)
+    assert relative_error(dlogits, numeric).max() < 1e-7
+    q = (1 - smoothing) * np.eye(5)[y] + smoothing / 5  # (N, C), the smoothed targets
+    log_p = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+    w = spec.class_weights[y] if weighted else np.ones(9)
+    assert loss == pytest.approx(np.mean(w * -(q * log_p).sum(axis=1)), rel=1e-12)
+
+
+def test_label_smoothing_names_its_targets_in_the_formulas_and_only_cross_entropy_smooths():
+    spec = CE.with_label_smoothing(0.1)
+    assert spec.formula == "loss = mean(log(sum(exp(logits))) - sum(q * logits))"
+    assert spec.seed_formula == "dlogits = (softmax(logits) - q) / N, q = 0.9 onehot(y) + 0.1 / C"
+    assert not spec.plain and CE.plain and not CE.with_class_weights(np.ones(3)).plain
+    for other in (BCE, MSE):
+        with pytest.raises(DataError) as e:
+            other.with_label_smoothing(0.1)
+        assert str(e.value) == f"{other.name} has no label smoothing: loss.label_smoothing is for softmax_cross_entropy"
+
+
+def test_smoothing_of_zero_is_the_plain_loss_bit_for_bit(rng):
+    logits, y = rng.normal(size=(6, 3)), rng.integers(0, 3, 6)
+    loss, d = softmax_cross_entropy(logits, y, smoothing=0.0)
+    plain, d_plain = softmax_cross_entropy(logits, y)
+    assert loss == plain and np.array_equal(d, d_plain)

@@ -90,7 +90,7 @@ def main(config_path, overrides, model_path, rows, seed, max_elements, graph_pat
     X, y = exp.data.X_train, exp.data.y_train
     picked = pick_rows(len(X), rows, seed)
     if scalar:
-        require_small(model, exp.loss.name)
+        require_small(model, exp.loss)
     result = trace(model, exp.loss, X[picked], y[picked], check=not html_path, seed=seed,
                    max_elements=max_elements or None)
     weights = f"trained weights from {model_path}" if model_path else f"initial weights (seed {cfg.seed})"

@@ -96,6 +96,8 @@ class LossConfig:
     class_weights: str | dict | None = _opt(
         OrNone(Kind("a string or a mapping", lambda v: isinstance(v, (str, dict)))), None, class_weight_setting,
         "be balanced, or a mapping of class labels to weights > 0", "classification")
+    label_smoothing: float = _opt(REAL, 0.0, *FRACTION,
+                                  "softmax_cross_entropy: the share of each target spread evenly over the classes")
 
 
 def chosen_options(registry: dict, default: str):

@@ -8,7 +8,7 @@ import yaml
 
 from .bounded_yaml import read_yaml
 from .parse import config_from_dict, plain
-from .schema import Config, keys_that_apply
+from .schema import Config, LossConfig, keys_that_apply
 
 
 def load_config(path: str | os.PathLike, overrides=()) -> Config:
@@ -48,11 +48,13 @@ def paths_from_folder(raw, folder: Path):
 def config_to_dict(cfg: Config) -> dict:
     """The fully resolved config as plain YAML-able types (tuples become lists), with only the
     keys that apply to its choices (``keys_that_apply``: a names dataset has no ``noise``); a
-    loss with no setting but its name is written as the name (loss: mse)."""
+    loss with the settings made beside its name, or with none as the name alone (loss: mse)."""
     raw = plain(dataclasses.asdict(cfg))
     for section in ("optimizer", "schedule"):  # a chosen thing's options sit flat beside the section's keys
         raw[section].update(raw[section].pop("options"))
-    if cfg.loss.class_weights is None:
+    defaults = {f.name: f.default for f in dataclasses.fields(LossConfig)}
+    raw["loss"] = {k: v for k, v in raw["loss"].items() if k == "name" or v != defaults[k]}  # the settings made
+    if len(raw["loss"]) == 1:
         raw["loss"] = cfg.loss.name
     return keys_that_apply(raw)
 

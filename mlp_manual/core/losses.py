@@ -18,11 +18,14 @@ from .layers import sigmoid
 from .namespace import like, namespace
 
 
-def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray | None = None,
+                          smoothing: float = 0.0) -> tuple[float, np.ndarray]:
     """Softmax and cross-entropy in one step, on integer class labels.
 
-    Inputs: logits (N, C), y (N,) integers in 0..C-1, weights (C,) or None.
-    Returns: mean loss, dlogits (N, C) = w[y] (softmax(logits) - onehot(y)) / N (w = 1 without weights).
+    With label ``smoothing`` e the target of a row is q = (1 - e) onehot(y) + e / C instead of
+    onehot(y): the loss is the cross-entropy -sum(q * log softmax(z)).
+    Inputs: logits (N, C), y (N,) integers in 0..C-1, weights (C,) or None, smoothing in [0, 1).
+    Returns: mean loss, dlogits (N, C) = w[y] (softmax(logits) - q) / N (w = 1 without weights).
     """
     xp = namespace(logits)
     n, c = logits.shape
@@ -37,10 +40,12 @@ def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray
     sum_e = xp.sum(e, axis=1, keepdims=True)  # (N, 1), at least 1: log is finite
     z_y = xp.sum(xp.where(picked, z, 0.0), axis=1)  # (N,), z[y]; a -inf elsewhere in the row is not multiplied by 0
     per_row = xp.log(sum_e[:, 0]) - z_y  # (N,): -log softmax(z)[y] = log(sum(exp(z))) - z[y]
+    if smoothing:  # -sum(q * log p): (1 - e) times the loss above, plus e times that of a uniform target
+        per_row = (1 - smoothing) * per_row + smoothing * (xp.log(sum_e[:, 0]) - xp.mean(z, axis=1))
     row_weights = None if weights is None else xp.sum(xp.where(picked, like(logits, weights), 0.0), axis=1)  # (N,), w[y]
     loss = _mean64(per_row if weights is None else row_weights * per_row)
     dlogits = e / sum_e  # (N, C), softmax
-    dlogits -= onehot
+    dlogits -= onehot if not smoothing else (1 - smoothing) * onehot + smoothing / c  # - q
     if weights is None:
         dlogits /= n
         return loss, dlogits

@@ -1,6 +1,7 @@
 """The named arrays that let a reader of mlp-explain redo a loss's seed gradient by hand
-(``softmax(logits)`` and ``onehot(y)`` for softmax cross-entropy). The loss and seed formulas
-themselves are on the loss's spec (``LossSpec.formula``, ``LossSpec.seed_formula``).
+(``softmax(logits)`` and ``onehot(y)``, or the smoothed ``q``, for softmax cross-entropy). The
+loss and seed formulas themselves are on the loss's spec (``LossSpec.formula``,
+``LossSpec.seed_formula``).
 
 N = rows, K = outputs (C = classes for softmax cross-entropy).
 """
@@ -15,7 +16,9 @@ def seed_parts(loss: LossSpec, z: np.ndarray, y: np.ndarray) -> list[tuple[str, 
     """The arrays the seed gradient of ``loss`` is made of, named as in its seed formula:
     logits or predictions ``z`` (N, K) and targets ``y``."""
     if loss.target == CLASS_INDEX:
-        return [("softmax(logits)", Softmax().forward(z)), ("onehot(y)", np.eye(z.shape[1])[y])]  # (N, C) each
+        onehot, e = np.eye(z.shape[1])[y], loss.label_smoothing  # (N, C)
+        target = ("q", (1 - e) * onehot + e / z.shape[1]) if e else ("onehot(y)", onehot)  # (N, C)
+        return [("softmax(logits)", Softmax().forward(z)), target]
     if loss.target == BINARY:
         return [("sigmoid(z)", sigmoid(z)), ("y", y)]
     return [("pred", z), ("y", y)]

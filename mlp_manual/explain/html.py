@@ -80,7 +80,7 @@ def pass_data(result: Trace, title: str, scalar: bool = False, training: tuple |
     outputs = {op["out"] for op in ops}
     editable = ["X"] + [k for op in ops for k in op["inputs"] if k not in outputs and k not in ("X", "y")]
     small = sum(len(values[k]["data"]) for k in editable) <= MAX_EDITABLE
-    recomputable = recomputed
+    recomputable = recomputed and spec.plain  # the page recomputes the plain losses
     if scalar and not small:
         n = sum(len(values[k]["data"]) for k in editable)
         raise ConfigError(f"--html --scalar makes a step of every += and is for small passes: this one has {n:,} "

@@ -13,16 +13,17 @@ import numpy as np
 
 from ..errors import ConfigError
 from ..layers.registry import LAYERS, row_of
-from ..losses import LOSSES
+from ..losses import LOSSES, LossSpec
 from ..scalar import Value
 from .trace import Trace
 
 MAX_PARAMS = 64  # a few dozen weights; beyond that the printed chain rule is too long to read
 
 
-def require_small(model, loss: str) -> None:
-    """Raise ConfigError unless every layer's type has a scalar version and the model has at most
-    MAX_PARAMS parameters."""
+def require_small(model, loss: LossSpec) -> None:
+    """Raise ConfigError unless every layer's type has a scalar version, the model has at most
+    MAX_PARAMS parameters and the ``loss`` is a plain one (its scalar version has no class
+    weights or smoothing)."""
     for name, layer in model.named_layers():
         if not callable(row_of(layer).scalar):
             versions = ", ".join(t.name for t in LAYERS.values() if callable(t.scalar))
@@ -30,6 +31,9 @@ def require_small(model, loss: str) -> None:
     if model.n_params > MAX_PARAMS:
         raise ConfigError(f"--scalar is for tiny models: this one has {model.n_params:,} parameters, "
                           f"the limit is {MAX_PARAMS}")
+    if not loss.plain:
+        raise ConfigError("--scalar follows the plain losses; this run weighs its classes or smooths its labels "
+                          "(loss.class_weights, loss.label_smoothing)")
 
 
 @dataclass
@@ -46,8 +50,6 @@ def scalar_pass(trace: Trace) -> ScalarPass:
     for step in trace.steps:
         rows, made = row_of(step.layer).scalar(rows, step.layer, step.index, tape)
         params.update({f"{step.name}.{k}": v for k, v in made.items()})
-    if trace.loss.spec.class_weights is not None:
-        raise ConfigError("--scalar follows the plain losses; this run weighs its classes (loss.class_weights)")
     losses = LOSSES[trace.loss.name].scalar(rows, trace.loss.targets, tape)
     n = len(losses)
     L = Value(sum(v.data for v in losses) / n, "L", [(v, 1 / n, f"1/{n}") for v in losses], tape)

@@ -67,6 +67,8 @@ def prepare(cfg: Config) -> Experiment:
     loss = LOSSES[cfg.loss.name]
     label = dataset_label(cfg.data.name, cfg.data.path)
     loss.check_fit(label, data.n_classes, data.target_width, task_key=data.task_key)
+    if cfg.loss.label_smoothing:
+        loss = loss.with_label_smoothing(cfg.loss.label_smoothing)
     if cfg.loss.class_weights is not None:
         if not loss.classification:
             raise ConfigError(f"loss.class_weights weighs classes, but {cfg.loss.name} fits real-valued targets")
