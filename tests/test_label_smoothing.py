@@ -3,6 +3,7 @@ confidence, how the run records it, and its one-line errors."""
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 from conftest import invoke_cli
@@ -10,6 +11,8 @@ from conftest import invoke_cli
 from mlp_manual.cli.explain import main as explain_main
 from mlp_manual.cli.train import main as train_main
 from mlp_manual.config import load_config
+from mlp_manual.explain.html import pass_data
+from mlp_manual.explain.trace import trace
 from mlp_manual.losses import LOSSES
 from mlp_manual.predict.model_file import load_model
 from mlp_manual.training.experiment import prepare
@@ -64,3 +67,13 @@ def test_explain_shows_the_smoothed_seed_and_scalar_refuses_it():
     assert result.exit_code == 1
     assert result.output == ("Error: --scalar follows the plain losses; this run weighs its classes or smooths its "
                              "labels (loss.class_weights, loss.label_smoothing)\n")
+
+
+@pytest.mark.parametrize("setting", ["loss.label_smoothing=0.1", "loss.class_weights={0: 2}"])
+def test_the_page_of_a_smoothed_or_weighted_loss_shows_its_numbers_without_offering_edits(setting):
+    exp = prepare(load_config(CONFIGS / "xor.yaml", [setting]))
+    X, y = exp.data.X_train.astype(np.float64), exp.data.y_train
+    data = pass_data(trace(exp.model, exp.loss, X, y), "xor")  # the page's own recomputation knows the plain losses
+    plain = prepare(load_config(CONFIGS / "xor.yaml"))
+    assert data["editable"] == [] and pass_data(trace(plain.model, plain.loss, X, y), "xor")["editable"]
+    assert data["values"]["loss"]["data"] == [pytest.approx(exp.loss.fn(exp.model.forward(X), y)[0])]
