@@ -25,7 +25,8 @@ def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray
     With label ``smoothing`` e the target of a row is q = (1 - e) onehot(y) + e / C instead of
     onehot(y): the loss is the cross-entropy -sum(q * log softmax(z)).
     Inputs: logits (N, C), y (N,) integers in 0..C-1, weights (C,) or None, smoothing in [0, 1).
-    Returns: mean loss, dlogits (N, C) = w[y] (softmax(logits) - q) / N (w = 1 without weights).
+    Returns: mean loss, dlogits (N, C) = w[y] (softmax(logits) - onehot(y)) / N (w = 1 without
+    weights; q in place of onehot(y) with smoothing).
     """
     xp = namespace(logits)
     n, c = logits.shape
