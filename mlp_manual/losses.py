@@ -63,13 +63,12 @@ class LossSpec:
         return self.class_weights is None and not self.label_smoothing
 
     def with_label_smoothing(self, smoothing: float) -> "LossSpec":
-        """This loss against targets q = (1 - smoothing) onehot(y) + smoothing / C (apply before
-        ``with_class_weights``)."""
+        """This loss against targets q = (1 - smoothing) onehot(y) + smoothing / C."""
         if not self.smooths:
             raise DataError(f"{self.name} has no label smoothing: loss.label_smoothing is for "
                             + ", ".join(name for name, spec in LOSSES.items() if spec.smooths))
-        fn = self.fn
-        return replace(self, fn=lambda out, y, weights=None: fn(out, y, weights, smoothing=smoothing),
+        fn, smoothing = self.fn, float(smoothing)
+        return replace(self, fn=lambda out, y, *weights: fn(out, y, *weights, smoothing=smoothing),
                        label_smoothing=smoothing,
                        formula=self.formula.replace("logits[y]", "sum(q * logits)"),
                        seed_formula=f"{self.seed_formula.replace('onehot(y)', 'q')}, q = {1 - smoothing:g} onehot(y) "
@@ -80,9 +79,19 @@ class LossSpec:
         if not self.weighs:
             raise DataError(f"{self.name} has no class weights: loss.class_weights is for classification losses")
         fn = self.fn
-        return replace(self, fn=lambda out, y: fn(out, y, weights), class_weights=weights,
+        return replace(self, fn=lambda out, y, **more: fn(out, y, weights, **more), class_weights=weights,
                        formula=f"loss = mean(w[y] * ({self.formula.removeprefix('loss = mean(')[:-1]}))",
                        seed_formula=f"{self.seed_formula.replace(' = ', ' = w[y] * ', 1)}")
+
+    def lowest_loss(self, y: np.ndarray, n_classes: int | None) -> float:
+        """The lowest value the loss can reach on targets ``y``: 0, or with label smoothing the
+        loss of logits whose softmax is the smoothed target q itself (its entropy, weighted as
+        the loss weighs its rows)."""
+        if not self.label_smoothing:
+            return 0.0
+        e = self.label_smoothing
+        q = (1 - e) * np.eye(n_classes)[y] + e / n_classes  # (N, C)
+        return self.fn(np.log(q), y)[0]
 
     @property
     def classification(self) -> bool:

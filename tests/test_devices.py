@@ -72,17 +72,19 @@ def test_every_layer_type_computes_numpys_numbers_in_the_strict_namespace(name, 
         assert_close(strict.buffers[key], plain.buffers[key], f"{name} {key}")
 
 
-LOSS_CASES = [(name, weighted) for name, spec in sorted(LOSSES.items()) for weighted in (False, True)
-              if spec.weighs or not weighted]
+LOSS_CASES = [(name, weighted, smoothed) for name, spec in sorted(LOSSES.items()) for weighted in (False, True)
+              for smoothed in (False, True) if (spec.weighs or not weighted) and (spec.smooths or not smoothed)]
 
 
-@pytest.mark.parametrize(("name", "weighted"), LOSS_CASES)
-def test_every_loss_computes_numpys_numbers_in_the_strict_namespace(name, weighted):
+@pytest.mark.parametrize(("name", "weighted", "smoothed"), LOSS_CASES)
+def test_every_loss_computes_numpys_numbers_in_the_strict_namespace(name, weighted, smoothed):
     rng = np.random.default_rng(3)
     spec = LOSSES[name]
     k = 3 if spec.target != "binary 0/1" else 2
     out = rng.normal(size=(BATCH, k))
     y = spec.targets(spec.random_targets(rng, BATCH, k), np.float64)
+    if smoothed:
+        spec = spec.with_label_smoothing(0.1)
     if weighted:
         spec = spec.with_class_weights(rng.uniform(0.5, 2.0, size=k if spec.target == "class index" else 2))
     value, dout = spec.fn(out, y)

@@ -1,6 +1,9 @@
 """loss.label_smoothing through the real commands: what it does to a trained model's
 confidence, how the run records it, and its one-line errors."""
 
+import json
+import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -8,9 +11,10 @@ import pytest
 import yaml
 from conftest import invoke_cli
 
+from mlp_manual.cli.evaluate import main as eval_main
 from mlp_manual.cli.explain import main as explain_main
 from mlp_manual.cli.train import main as train_main
-from mlp_manual.config import load_config
+from mlp_manual.config import dump_config, load_config
 from mlp_manual.explain.html import pass_data
 from mlp_manual.explain.trace import trace
 from mlp_manual.losses import LOSSES
@@ -77,3 +81,30 @@ def test_the_page_of_a_smoothed_or_weighted_loss_shows_its_numbers_without_offer
     plain = prepare(load_config(CONFIGS / "xor.yaml"))
     assert data["editable"] == [] and pass_data(trace(plain.model, plain.loss, X, y), "xor")["editable"]
     assert data["values"]["loss"]["data"] == [pytest.approx(exp.loss.fn(exp.model.forward(X), y)[0])]
+
+
+def test_overfit_batch_aims_at_the_lowest_loss_smoothing_allows(tmp_path):
+    result = invoke_cli(train_main, "--config", str(CONFIGS / "xor.yaml"), "--set", "loss.label_smoothing=0.1",
+                        "--overfit-batch", "4")
+    assert result.exit_code == 0, result.output
+    # with e = 0.1 and C = 2 the lowest loss is the entropy of (0.95, 0.05)
+    floor = -(0.95 * math.log(0.95) + 0.05 * math.log(0.05))
+    assert f"to {floor:.4f}, the lowest the smoothed loss can reach" in result.output.splitlines()[-1]
+    assert result.output.splitlines()[-1].startswith("memorised 4 examples in ")
+
+
+def test_mlp_eval_reports_the_loss_the_run_reported(tmp_path):
+    run = tmp_path / "run"
+    result = invoke_cli(train_main, "--config", str(CONFIGS / "moons.yaml"), "--set", "loss.label_smoothing=0.2",
+                        "--set", "loss.class_weights={0: 2}", "--set", "training.epochs=5", "--out", str(run), "-q")
+    assert result.exit_code == 0, result.output
+    test = json.loads((run / "summary.json").read_text())["test"]
+    result = invoke_cli(eval_main, "--model", str(run / "model.npz"), "--split", "test", "--out", str(tmp_path / "e"))
+    assert result.exit_code == 0, result.output
+    assert re.search(rf"loss {test['loss']:.4f}\b", result.output), (test, result.output)
+
+
+def test_a_config_with_smoothing_and_weights_reads_back_as_it_was(tmp_path):
+    cfg = load_config(CONFIGS / "moons.yaml", ["loss.label_smoothing=0.25", "loss.class_weights=balanced"])
+    (tmp_path / "c.yaml").write_text(dump_config(cfg))
+    assert load_config(tmp_path / "c.yaml") == cfg.read_from(str(tmp_path / "c.yaml"))

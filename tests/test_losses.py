@@ -238,8 +238,21 @@ def test_label_smoothing_names_its_targets_in_the_formulas_and_only_cross_entrop
         assert str(e.value) == f"{other.name} has no label smoothing: loss.label_smoothing is for softmax_cross_entropy"
 
 
-def test_smoothing_of_zero_is_the_plain_loss_bit_for_bit(rng):
-    logits, y = rng.normal(size=(6, 3)), rng.integers(0, 3, 6)
-    loss, d = softmax_cross_entropy(logits, y, smoothing=0.0)
-    plain, d_plain = softmax_cross_entropy(logits, y)
-    assert loss == plain and np.array_equal(d, d_plain)
+@pytest.mark.parametrize("weights", [None, np.array([1.0, 2.0, 0.5])])
+def test_a_smoothed_loss_keeps_float32_gradients_and_either_order_of_settings(weights):
+    logits, y = np.array([[0.5, -1.0, 2.0], [1.0, 0.0, -2.0]], dtype=np.float32), np.array([2, 0])
+    spec = CE.with_label_smoothing(np.float64(0.2))
+    if weights is not None:
+        spec = spec.with_class_weights(weights.astype(np.float32))
+        other = CE.with_class_weights(weights.astype(np.float32)).with_label_smoothing(0.2)
+        assert other.fn(logits, y)[0] == spec.fn(logits, y)[0]
+    assert spec.fn(logits, y)[1].dtype == np.float32
+
+
+def test_a_minus_infinite_logit_makes_the_smoothed_loss_infinite_and_its_gradient_finite():
+    logits, y = np.array([[0.0, -np.inf, 1.0]]), np.array([2])
+    with np.errstate(invalid="raise"):
+        plain, _ = softmax_cross_entropy(logits, y)
+        loss, d = softmax_cross_entropy(logits, y, smoothing=0.1)
+    assert math.isfinite(plain) and loss == math.inf  # q puts 0.1 / 3 on the class of probability 0
+    assert np.all(np.isfinite(d)) and d[0, 1] == pytest.approx(-0.1 / 3)

@@ -61,6 +61,9 @@ def _error(tmp_path, **keys) -> str:
                                     "(did you mean 'median'?)"),
     ({"sampler": {"name": "grid"}}, "the grid sampler needs a step or choices for space optimizer.lr"),
     ({"objective": {"metric": "test_acc"}}, "would choose the parameters on the test split"),
+    ({"space": {"loss.label_smoothing": {"low": 0.0, "high": 0.3}}},
+     "objective.metric val_loss cannot compare trials that search loss.label_smoothing: it changes the loss itself "
+     "(a smoothed loss cannot go as low as a plain one); use val_acc"),
     ({"objective": {"metric": "val_los"}}, "(did you mean 'val_loss'?)"),
     ({"objective": {"metric": "val_acc", "direction": "up"}}, "objective.direction must be minimize or maximize"),
     ({"trials": 0}, "trials must be an integer >= 1, got 0"),

@@ -23,7 +23,8 @@ def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray
     """Softmax and cross-entropy in one step, on integer class labels.
 
     With label ``smoothing`` e the target of a row is q = (1 - e) onehot(y) + e / C instead of
-    onehot(y): the loss is the cross-entropy -sum(q * log softmax(z)).
+    onehot(y): the loss is the cross-entropy -sum(q * log softmax(z)), infinite when a logit is
+    -inf (q gives its class e / C).
     Inputs: logits (N, C), y (N,) integers in 0..C-1, weights (C,) or None, smoothing in [0, 1).
     Returns: mean loss, dlogits (N, C) = w[y] (softmax(logits) - onehot(y)) / N (w = 1 without
     weights; q in place of onehot(y) with smoothing).

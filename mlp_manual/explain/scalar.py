@@ -31,6 +31,12 @@ def require_small(model, loss: LossSpec) -> None:
     if model.n_params > MAX_PARAMS:
         raise ConfigError(f"--scalar is for tiny models: this one has {model.n_params:,} parameters, "
                           f"the limit is {MAX_PARAMS}")
+    require_plain(loss)
+
+
+def require_plain(loss: LossSpec) -> None:
+    """Raise ConfigError unless ``loss`` is one the scalar versions follow: no class weights, no
+    label smoothing."""
     if not loss.plain:
         raise ConfigError("--scalar follows the plain losses; this run weighs its classes or smooths its labels "
                           "(loss.class_weights, loss.label_smoothing)")
@@ -45,6 +51,7 @@ class ScalarPass:
 
 def scalar_pass(trace: Trace) -> ScalarPass:
     """Forward and backward of the traced model and batch with one Value per number."""
+    require_plain(trace.loss.spec)
     tape, log, params = [], [], {}
     rows = [[Value(v, f"x[{n},{i}]") for i, v in enumerate(r)] for n, r in enumerate(trace.X)]
     for step in trace.steps:

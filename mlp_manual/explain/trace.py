@@ -147,7 +147,7 @@ class LossStep:
     """The loss at the model's output and the gradient that seeds the backward pass."""
 
     name: str  # e.g. "softmax_cross_entropy"
-    spec: LossSpec  # the loss as the run uses it (its formulas; weighted by class with loss.class_weights)
+    spec: LossSpec  # the loss as the run uses it (its formulas; with loss.class_weights and loss.label_smoothing)
     value: float
     logits: np.ndarray  # (N, K)
     targets: np.ndarray  # as the loss takes them

@@ -24,6 +24,7 @@ KINK_MARGIN = 0.1
 # the loss value near 0 is only known to ~1e-16 absolute, which finite differences turn into
 # ~1e-11: logits of this scale keep the gradient well above that noise.
 LOGIT_SCALE = 1.5
+SMOOTHING = 0.1  # loss.label_smoothing of the smoothed loss checked
 LAYER_SHAPES = ((1, 5), (6, 3))  # (N, D)
 OUTPUT_WIDTH = 4  # linear maps D to 4, so its weights are not square
 VOCAB = 4  # rows of an embedding's table: fewer than the indices of a row, so rows repeat
@@ -121,6 +122,10 @@ def check_builtins(*, layer_shapes=LAYER_SHAPES, loss_shapes=None, **settings) -
             logits = rng.normal(size=(n, k)) * LOGIT_SCALE  # (N, K)
             reports.append(check_loss(LOSSES[name], logits, LOSSES[name].random_targets(rng, n, k),
                                       label=f"{name} logits({n}, {k})", **settings))
+        if LOSSES[name].smooths:  # and against smoothed targets, on its last shape
+            reports.append(check_loss(LOSSES[name].with_label_smoothing(SMOOTHING), logits,
+                                      LOSSES[name].random_targets(rng, n, k),
+                                      label=f"{name} label_smoothing {SMOOTHING} logits({n}, {k})", **settings))
     return SuiteReport(reports, list(NOTES) + user_verdicts(reports))
 
 

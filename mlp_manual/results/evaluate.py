@@ -36,7 +36,7 @@ from ..training.evaluation import (
     evaluate_regression,
     model_outputs,
 )
-from ..training.experiment import run_data
+from ..training.experiment import run_data, run_loss
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def load_run_data(model_path, *, config_path=None, dataset: str | None = None, d
         if difference:
             raise DataError(f"{model_path}: cannot rebuild the run's {split} split of {label}: {difference}. "
                             f"To evaluate a file as it is now, as a whole, pass it with --data FILE")
-    loss = LOSSES[cfg.loss.name]
+    loss = run_loss(cfg, d, label)  # the loss the run reported, smoothed or weighted as it was
     check_saved_model(model, str(model_path), d, label, loss)
     if d.text and info.vocabulary != d.vocabulary:
         model_chars = info.vocabulary.describe() if info.vocabulary else "none (it was not trained on text)"

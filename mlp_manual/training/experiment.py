@@ -55,6 +55,22 @@ def training_plan(cfg: Config) -> TrainingPlan:
         diagnostics_every=cfg.diagnostics.every, device=cfg.device)
 
 
+def run_loss(cfg: Config, data: Dataset, label: str) -> LossSpec:
+    """The loss a run of ``cfg`` minimises and reports on ``data`` (called ``label``): the loss
+    named by loss.name, checked against the data, with loss.label_smoothing and
+    loss.class_weights (weights from the training split)."""
+    loss = LOSSES[cfg.loss.name]
+    loss.check_fit(label, data.n_classes, data.target_width, task_key=data.task_key)
+    if cfg.loss.label_smoothing:
+        loss = loss.with_label_smoothing(cfg.loss.label_smoothing)
+    if cfg.loss.class_weights is not None:
+        if not loss.classification:
+            raise ConfigError(f"loss.class_weights weighs classes, but {cfg.loss.name} fits real-valued targets")
+        weights = class_weights(cfg.loss.class_weights, data.y_train, data.n_classes, data.class_names_or_numbers)
+        loss = loss.with_class_weights(weights.astype(np.dtype(cfg.dtype)))
+    return loss
+
+
 def prepare(cfg: Config) -> Experiment:
     """Load the data, build the model for it, and check that data, model and loss fit together."""
     dtype = np.dtype(cfg.dtype)
@@ -64,16 +80,8 @@ def prepare(cfg: Config) -> Experiment:
     if generated:  # its size is the config's: estimated before it is made
         check_memory(cfg, cfg.source)
     data = load_dataset(cfg.data, data_rng, dtype)
-    loss = LOSSES[cfg.loss.name]
     label = dataset_label(cfg.data.name, cfg.data.path)
-    loss.check_fit(label, data.n_classes, data.target_width, task_key=data.task_key)
-    if cfg.loss.label_smoothing:
-        loss = loss.with_label_smoothing(cfg.loss.label_smoothing)
-    if cfg.loss.class_weights is not None:
-        if not loss.classification:
-            raise ConfigError(f"loss.class_weights weighs classes, but {cfg.loss.name} fits real-valued targets")
-        weights = class_weights(cfg.loss.class_weights, data.y_train, data.n_classes, data.class_names_or_numbers)
-        loss = loss.with_class_weights(weights.astype(dtype))
+    loss = run_loss(cfg, data, label)
     if cfg.training.batch_size > len(data.X_train):
         raise ConfigError(f"training.batch_size {cfg.training.batch_size} is larger than the "
                           f"{len(data.X_train)} training samples of {label}")

@@ -54,7 +54,8 @@ def overfit_batch(exp: Experiment, n: int, max_steps: int, echo) -> bool:
     """Train on one fixed batch of ``n`` training examples until its loss falls below 1% of a
     reference, or ``max_steps`` run out. The reference is the loss of predicting the targets'
     mean (their variance, for mse: the fit then explains 99% of it) when the loss spec knows
-    it, else the initial loss; a classifier must also classify every example right.
+    it, else the initial loss; a classifier must also classify every example right. A smoothed
+    loss cannot reach 0: it must come within 1% of the way from the reference to its lowest.
     Returns whether the batch was memorised. A batch that is not says why, from the evidence: a
     cause in the network itself (vanishing gradients, dead or saturated units) when the fresh or
     the trained network shows one, else a bug in a backward pass or a rate far from right."""
@@ -66,6 +67,7 @@ def overfit_batch(exp: Experiment, n: int, max_steps: int, echo) -> bool:
     trainer = Trainer(exp.model, exp.loss, training_plan(exp.cfg), exp.train_rng)
     exp.model.train()
     reference = exp.loss.constant_loss(y) if exp.loss.constant_loss else None
+    floor = exp.loss.lowest_loss(y, d.n_classes)  # above 0 for a smoothed loss
     first, loss, right = None, None, 0
     for step in range(1, max_steps + 1):
         try:
@@ -75,14 +77,16 @@ def overfit_batch(exp: Experiment, n: int, max_steps: int, echo) -> bool:
             echo(f"could not memorise {n} examples: {e}. Try a lower learning rate (optimizer.lr).")
             return False
         first = loss if first is None else first
-        goal = 0.01 * (reference or first)  # a batch of equal targets has variance 0: use the initial loss
+        goal = floor + 0.01 * ((reference or first) - floor)  # a batch of equal targets has variance 0: use the initial loss
         done = loss < goal and (not exp.loss.classification or right == n)
         if done or step == max_steps or step % 100 == 0:
             acc = f", accuracy {right / n:.3f}" if exp.loss.classification else ""
             echo(f"step {step}: loss {readable(loss)}{acc}")
         than = f"the targets' variance {readable(reference)}" if reference else f"the initial loss {readable(first)}"
+        goal_text = (f"within 1% of the way from {than} to {readable(floor)}, the lowest the smoothed loss can reach"
+                     if floor else f"below 1% of {than}")
         if done:
-            echo(f"memorised {n} examples in {step} steps: loss {readable(loss)}, below 1% of {than}")
+            echo(f"memorised {n} examples in {step} steps: loss {readable(loss)}, {goal_text}")
             return True
     found = fresh if fresh.structural else diagnose(run_evidence(exp, X, y))
     if found.structural:
@@ -91,7 +95,7 @@ def overfit_batch(exp: Experiment, n: int, max_steps: int, echo) -> bool:
         why = ("A model that cannot fit one small batch while its gradients reach every layer may have a bug in a "
                "backward pass (check it with mlp-gradcheck), or a learning rate far from right (try mlp-train "
                "--find-lr).")
-    echo(f"could not memorise {n} examples in {max_steps} steps: loss {readable(loss)}, not below 1% of {than}. {why}")
+    echo(f"could not memorise {n} examples in {max_steps} steps: loss {readable(loss)}, not {goal_text}. {why}")
     return False
 
 
