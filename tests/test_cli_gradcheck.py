@@ -96,11 +96,13 @@ def test_no_arguments_checks_every_builtin_and_passes():
     assert lines[0].startswith("note: inputs are drawn at least 0.1 away from 0")
     assert any(line.split()[:6] == ["check", "tensor", "shape", "max", "abs", "err"] for line in lines)
     for label in ("linear x(1, 5)", "dropout x(6, 3) train", "dropout x(6, 3) eval", "batchnorm x(6, 3) train",
-                  "residual x(6, 3)", "softmax_cross_entropy logits(7, 5)"):
+                  "residual x(6, 3)", "softmax_cross_entropy logits(7, 5)",
+                  "softmax_cross_entropy label_smoothing 0.1 logits(7, 5)"):
         assert any(line.startswith(label + " ") for line in lines), label
     passed, failed, warnings, kinks = map(int, SUMMARY.match(lines[-1]).groups())
     cases = list(builtin_cases(LAYER_SHAPES, 0))  # every row of the table, in each of its modes
-    tensors = sum(1 + len(layer.params) for _, layer, _, _ in cases) + sum(len(s.check_shapes) for s in LOSSES.values())
+    losses = sum(len(s.check_shapes) + s.smooths for s in LOSSES.values())  # and the smoothed one on its last shape
+    tensors = sum(1 + len(layer.params) for _, layer, _, _ in cases) + losses
     indices = sum(LAYERS[label.split()[0]].takes_indices for label, *_ in cases)  # dx of integer inputs: none
     assert (passed, failed, warnings, kinks) == (tensors - indices, 0, 0, 0)
     assert lines[-1].endswith(", 2 not differentiable (integer indices)")  # the embedding's input, twice
