@@ -2,7 +2,7 @@
 of a model the size of the microgpt the backpropagation walk-throughs describe, over several
 seeds, with each run's wall time.
 
-    python benchmarks/names.py              # every config, 3 seeds (about 10 minutes on 2 cores)
+    python benchmarks/names.py              # every config, 3 seeds (about 16 minutes on 2 cores)
     python benchmarks/names.py --seeds 1    # one seed each
 
 The lecture notebooks (Karpathy's "Building makemore") report, on the same 80/10/10 split of the
