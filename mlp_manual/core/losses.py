@@ -22,9 +22,9 @@ def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray
                           smoothing: float = 0.0) -> tuple[float, np.ndarray]:
     """Softmax and cross-entropy in one step, on integer class labels.
 
-    With label ``smoothing`` e the target of a row is q = (1 - e) onehot(y) + e / C instead of
-    onehot(y): the loss is the cross-entropy -sum(q * log softmax(z)), infinite when a logit is
-    -inf (q gives its class e / C).
+    With label ``smoothing`` the target of a row is q = (1 - smoothing) onehot(y) + smoothing / C
+    instead of onehot(y): the loss is the cross-entropy -sum(q * log softmax(z)), infinite when a
+    logit is -inf (q gives its class smoothing / C).
     Inputs: logits (N, C), y (N,) integers in 0..C-1, weights (C,) or None, smoothing in [0, 1).
     Returns: mean loss, dlogits (N, C) = w[y] (softmax(logits) - onehot(y)) / N (w = 1 without
     weights; q in place of onehot(y) with smoothing).
@@ -37,17 +37,18 @@ def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray
     if int(xp.count_nonzero(picked)) != n:
         raise MLPManualError(f"softmax_cross_entropy takes labels y that are integers in 0..{c - 1}")
     onehot = xp.astype(picked, logits.dtype)  # (N, C)
+    q = onehot if not smoothing else (1 - smoothing) * onehot + smoothing / c  # (N, C), each row's target
     z = logits - xp.max(logits, axis=1, keepdims=True)  # (N, C), max 0: exp cannot overflow
     e = xp.exp(z)  # (N, C)
     sum_e = xp.sum(e, axis=1, keepdims=True)  # (N, 1), at least 1: log is finite
     z_y = xp.sum(xp.where(picked, z, 0.0), axis=1)  # (N,), z[y]; a -inf elsewhere in the row is not multiplied by 0
     per_row = xp.log(sum_e[:, 0]) - z_y  # (N,): -log softmax(z)[y] = log(sum(exp(z))) - z[y]
-    if smoothing:  # -sum(q * log p): (1 - e) times the loss above, plus e times that of a uniform target
+    if smoothing:  # -sum(q * log p): (1 - smoothing) times the loss above, plus smoothing times a uniform target's
         per_row = (1 - smoothing) * per_row + smoothing * (xp.log(sum_e[:, 0]) - xp.mean(z, axis=1))
     row_weights = None if weights is None else xp.sum(xp.where(picked, like(logits, weights), 0.0), axis=1)  # (N,), w[y]
     loss = _mean64(per_row if weights is None else row_weights * per_row)
     dlogits = e / sum_e  # (N, C), softmax
-    dlogits -= onehot if not smoothing else (1 - smoothing) * onehot + smoothing / c  # - q
+    dlogits -= q
     if weights is None:
         dlogits /= n
         return loss, dlogits
