@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from . import scalar
-from .core import Softmax, bce_with_logits, mse, sigmoid, softmax_cross_entropy
+from .core import Softmax, bce_with_logits, mse, sigmoid, smoothed_targets, softmax_cross_entropy
 from .core.namespace import namespace
 from .errors import DataError, did_you_mean
 
@@ -89,8 +89,7 @@ class LossSpec:
         the loss weighs its rows)."""
         if not self.label_smoothing:
             return 0.0
-        e = self.label_smoothing
-        q = (1 - e) * np.eye(n_classes)[y] + e / n_classes  # (N, C)
+        q = smoothed_targets(np.eye(n_classes)[y], self.label_smoothing)  # (N, C)
         return self.fn(np.log(q), y)[0]
 
     @property

@@ -31,7 +31,7 @@ from .layers import (
            Tanh,
            sigmoid,
 )
-from .losses import bce_with_logits, mse, softmax_cross_entropy
+from .losses import bce_with_logits, mse, smoothed_targets, softmax_cross_entropy
 from .model import Model
 from .norms import BatchNorm1d, LayerNorm, RMSNorm
 from .optimizers import SGD, Adam, AdamW, Optimizer, RMSProp, clip_grad_norm, grad_norm
@@ -40,6 +40,6 @@ from .train import batches, train
 
 __all__ = ["Layer", "Linear", "Identity", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "sigmoid",
            "LayerNorm", "RMSNorm", "BatchNorm1d", "Dropout", "Embedding", "Residual", "softmax_cross_entropy",
-           "bce_with_logits", "mse", "Model", "init_weight", "Optimizer", "SGD", "RMSProp", "Adam", "AdamW",
+           "smoothed_targets", "bce_with_logits", "mse", "Model", "init_weight", "Optimizer", "SGD", "RMSProp", "Adam", "AdamW",
            "grad_norm", "clip_grad_norm", "constant", "step_decay", "exponential", "cosine", "batches", "train",
            "LayerError", "MLPManualError"]

@@ -37,14 +37,15 @@ def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray
     if int(xp.count_nonzero(picked)) != n:
         raise MLPManualError(f"softmax_cross_entropy takes labels y that are integers in 0..{c - 1}")
     onehot = xp.astype(picked, logits.dtype)  # (N, C)
-    q = onehot if not smoothing else (1 - smoothing) * onehot + smoothing / c  # (N, C), each row's target
+    q = smoothed_targets(onehot, smoothing)  # (N, C), each row's target
     z = logits - xp.max(logits, axis=1, keepdims=True)  # (N, C), max 0: exp cannot overflow
     e = xp.exp(z)  # (N, C)
     sum_e = xp.sum(e, axis=1, keepdims=True)  # (N, 1), at least 1: log is finite
     z_y = xp.sum(xp.where(picked, z, 0.0), axis=1)  # (N,), z[y]; a -inf elsewhere in the row is not multiplied by 0
-    per_row = xp.log(sum_e[:, 0]) - z_y  # (N,): -log softmax(z)[y] = log(sum(exp(z))) - z[y]
+    log_sum_e = xp.log(sum_e[:, 0])  # (N,)
+    per_row = log_sum_e - z_y  # (N,): -log softmax(z)[y] = log(sum(exp(z))) - z[y]
     if smoothing:  # -sum(q * log p): (1 - smoothing) times the loss above, plus smoothing times a uniform target's
-        per_row = (1 - smoothing) * per_row + smoothing * (xp.log(sum_e[:, 0]) - xp.mean(z, axis=1))
+        per_row = (1 - smoothing) * per_row + smoothing * (log_sum_e - xp.mean(z, axis=1))
     row_weights = None if weights is None else xp.sum(xp.where(picked, like(logits, weights), 0.0), axis=1)  # (N,), w[y]
     loss = _mean64(per_row if weights is None else row_weights * per_row)
     dlogits = e / sum_e  # (N, C), softmax
@@ -53,6 +54,12 @@ def softmax_cross_entropy(logits: np.ndarray, y: np.ndarray, weights: np.ndarray
         dlogits /= n
         return loss, dlogits
     return loss, dlogits * xp.astype(row_weights / n, logits.dtype)[:, None]
+
+
+def smoothed_targets(onehot: np.ndarray, smoothing: float) -> np.ndarray:
+    """Label smoothing's targets: q (N, C) = (1 - smoothing) onehot + smoothing / C; onehot
+    itself when smoothing is 0."""
+    return onehot if not smoothing else (1 - smoothing) * onehot + smoothing / onehot.shape[1]
 
 
 def _mean64(values) -> float:

@@ -8,6 +8,7 @@ N = rows, K = outputs (C = classes for softmax cross-entropy).
 
 import numpy as np
 
+from ..core import smoothed_targets
 from ..layers import Softmax, sigmoid
 from ..losses import BINARY, CLASS_INDEX, LossSpec
 
@@ -16,9 +17,8 @@ def seed_parts(loss: LossSpec, z: np.ndarray, y: np.ndarray) -> list[tuple[str, 
     """The arrays the seed gradient of ``loss`` is made of, named as in its seed formula:
     logits or predictions ``z`` (N, K) and targets ``y``."""
     if loss.target == CLASS_INDEX:
-        onehot, e = np.eye(z.shape[1])[y], loss.label_smoothing  # (N, C)
-        target = ("q", (1 - e) * onehot + e / z.shape[1]) if e else ("onehot(y)", onehot)  # (N, C)
-        return [("softmax(logits)", Softmax().forward(z)), target]
+        q = smoothed_targets(np.eye(z.shape[1])[y], loss.label_smoothing)  # (N, C)
+        return [("softmax(logits)", Softmax().forward(z)), ("q" if loss.label_smoothing else "onehot(y)", q)]
     if loss.target == BINARY:
         return [("sigmoid(z)", sigmoid(z)), ("y", y)]
     return [("pred", z), ("y", y)]

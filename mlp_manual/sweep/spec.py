@@ -292,8 +292,8 @@ def _check_metric(sweep: Sweep) -> None:
     if sweep.metric.endswith("_acc") and not LOSSES[cfg.loss.name].classification:
         raise ConfigError(f"{sweep.path}: objective.metric {sweep.metric} is measured for classification, and the "
                           f"base config's loss is {cfg.loss.name}; use {sweep.metric.replace('_acc', '_loss')}")
-    reshaping = [p.key for p in sweep.space if p.key.split(".")[:2] in (["loss", "label_smoothing"], ["loss", "class_weights"])]
-    if sweep.metric.endswith("_loss") and reshaping:
+    reshaping = [p.key for p in sweep.space if p.key.startswith(("loss.label_smoothing", "loss.class_weights"))]
+    if sweep.metric.endswith("_loss") and reshaping:  # they change what a loss value means
         raise ConfigError(f"{sweep.path}: objective.metric {sweep.metric} cannot compare trials that search "
                           f"{reshaping[0]}: it changes the loss itself (a smoothed loss cannot go as low as a plain "
                           f"one); use {sweep.metric.replace('_loss', '_acc')}")
